@@ -1,0 +1,123 @@
+import {
+  type ApiKeyRow,
+  insertApiKey,
+  listApiKeys,
+  revokeApiKey,
+} from "../auth/api-keys.repository.ts";
+import {
+  displayPrefix,
+  generateApiKey,
+  hashApiKey,
+  type Plan,
+  type Scope,
+} from "../auth/api-keys.ts";
+import type { Queryable } from "../db/database.ts";
+import { newId } from "../ids.ts";
+import {
+  findOrganization,
+  insertOrganization,
+  listOrganizations,
+  type Organization,
+  setOrganizationPlan,
+} from "../organizations.repository.ts";
+
+/** A failure the operator caused (an unknown id); the CLI prints its message on one line. */
+export class AdminError extends Error {}
+
+export interface OrganizationView {
+  id: string;
+  name: string;
+  plan: Plan;
+  createdAt: string;
+}
+
+export interface ApiKeyView {
+  id: string;
+  organizationId: string;
+  name: string;
+  scope: Scope;
+  prefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+const orgView = (org: Organization): OrganizationView => ({
+  id: org.id,
+  name: org.name,
+  plan: org.plan,
+  createdAt: org.createdAt.toISOString(),
+});
+
+const keyView = (key: ApiKeyRow): ApiKeyView => ({
+  id: key.id,
+  organizationId: key.organizationId,
+  name: key.name,
+  scope: key.scope,
+  prefix: key.displayPrefix,
+  createdAt: key.createdAt.toISOString(),
+  revokedAt: key.revokedAt?.toISOString() ?? null,
+});
+
+export async function createOrganization(
+  db: Queryable,
+  input: { name: string; plan: Plan },
+): Promise<OrganizationView> {
+  const org = await insertOrganization(db, {
+    id: newId("org"),
+    name: input.name,
+    plan: input.plan,
+    createdAt: new Date(),
+  });
+  return orgView(org);
+}
+
+export async function listAllOrganizations(db: Queryable): Promise<OrganizationView[]> {
+  return (await listOrganizations(db)).map(orgView);
+}
+
+export async function changePlan(
+  db: Queryable,
+  organizationId: string,
+  plan: Plan,
+): Promise<OrganizationView> {
+  const org = await setOrganizationPlan(db, organizationId, plan);
+  if (!org) throw new AdminError(`organization ${organizationId} does not exist`);
+  return orgView(org);
+}
+
+/** Creates a key and returns it with its plaintext `key`: the only time the plaintext exists. */
+export async function createApiKey(
+  db: Queryable,
+  input: { organizationId: string; scope: Scope; name: string },
+): Promise<ApiKeyView & { key: string }> {
+  if (!(await findOrganization(db, input.organizationId))) {
+    throw new AdminError(`organization ${input.organizationId} does not exist`);
+  }
+  const key = generateApiKey();
+  const row = await insertApiKey(db, {
+    id: newId("key"),
+    organizationId: input.organizationId,
+    name: input.name,
+    scope: input.scope,
+    keyHash: hashApiKey(key),
+    displayPrefix: displayPrefix(key),
+    createdAt: new Date(),
+  });
+  return { ...keyView(row), key };
+}
+
+export async function listOrganizationKeys(
+  db: Queryable,
+  organizationId: string,
+): Promise<ApiKeyView[]> {
+  if (!(await findOrganization(db, organizationId))) {
+    throw new AdminError(`organization ${organizationId} does not exist`);
+  }
+  return (await listApiKeys(db, organizationId)).map(keyView);
+}
+
+export async function revokeKey(db: Queryable, keyId: string): Promise<ApiKeyView> {
+  const row = await revokeApiKey(db, keyId);
+  if (!row) throw new AdminError(`key ${keyId} does not exist`);
+  return keyView(row);
+}

@@ -1,0 +1,71 @@
+import path from "node:path";
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** Where the embedded store keeps its files; `null` keeps it in memory (tests). */
+  readonly dataDir: string | null;
+  readonly databaseUrl: string | null;
+  readonly redisUrl: string | null;
+  readonly rateLimitMax: number;
+  readonly rateLimitWindowSeconds: number;
+  /** Quota per client address for requests without a valid key. */
+  readonly rateLimitUnauthenticatedMax: number;
+  readonly bodyLimitBytes: number;
+  readonly autoCloseSweepSeconds: number;
+  readonly logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number) {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name}: must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function text(env: NodeJS.ProcessEnv, name: string): string | null {
+  const raw = env[name]?.trim();
+  return raw ? raw : null;
+}
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/** Reads and checks the environment once; every later reader gets the same frozen object. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const logLevel = text(env, "LOG_LEVEL") ?? "info";
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL: must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
+  }
+  const databaseUrl = text(env, "DATABASE_URL");
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError("DATABASE_URL: must be a postgres:// or postgresql:// URL");
+  }
+  const redisUrl = text(env, "REDIS_URL");
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError("REDIS_URL: must be a redis:// or rediss:// URL");
+  }
+  const rateLimitMax = integer(env, "RATE_LIMIT_MAX", 600, 1, 1_000_000_000);
+  return Object.freeze({
+    port: integer(env, "PORT", 3000, 0, 65535),
+    host: text(env, "HOST") ?? "0.0.0.0",
+    dataDir: path.resolve(text(env, "DATA_DIR") ?? "./data"),
+    databaseUrl,
+    redisUrl,
+    rateLimitMax,
+    rateLimitWindowSeconds: integer(env, "RATE_LIMIT_WINDOW_SECONDS", 60, 1, 86_400),
+    rateLimitUnauthenticatedMax: integer(
+      env,
+      "RATE_LIMIT_UNAUTHENTICATED_MAX",
+      Math.max(rateLimitMax, 600),
+      1,
+      1_000_000_000,
+    ),
+    bodyLimitBytes: integer(env, "BODY_LIMIT_BYTES", 1_048_576, 1024, 104_857_600),
+    autoCloseSweepSeconds: integer(env, "AUTO_CLOSE_SWEEP_SECONDS", 60, 1, 86_400),
+    logLevel,
+  });
+}

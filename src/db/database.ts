@@ -1,0 +1,71 @@
+import { mkdir } from "node:fs/promises";
+import { PGlite } from "@electric-sql/pglite";
+import pg from "pg";
+
+/** Anything that runs parameterized SQL: the database itself or one of its transactions. */
+export interface Queryable {
+  query<Row>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: "pglite" | "postgres";
+  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl: string | null;
+  /** PGlite data directory; `null` for an in-memory store. */
+  dataDir: string | null;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir);
+}
+
+async function openPglite(dataDir: string | null): Promise<Database> {
+  if (dataDir) await mkdir(dataDir, { recursive: true });
+  const db = await PGlite.create(dataDir ?? undefined);
+  const run = async <Row>(q: Pick<PGlite, "query">, sql: string, params?: readonly unknown[]) =>
+    (await q.query<Row>(sql, params as unknown[])).rows;
+  return {
+    kind: "pglite",
+    query: (sql, params) => run(db, sql, params),
+    transaction: (work) => db.transaction((tx) => work({ query: (sql, p) => run(tx, sql, p) })),
+    close: () => db.close(),
+  };
+}
+
+async function openPostgres(connectionString: string): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString,
+    max: 10,
+    connectionTimeoutMillis: 5_000,
+    // A statement that hangs (a dead server, a lock) must not hold a request forever.
+    query_timeout: 10_000,
+  });
+  // An idle client losing its connection (a server restart) must not crash the process.
+  pool.on("error", () => {});
+  const run = async <Row>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
+    (await q.query(sql, params as unknown[])).rows as Row[];
+  return {
+    kind: "postgres",
+    query: (sql, params) => run(pool, sql, params),
+    async transaction(work) {
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        const result = await work({ query: (sql, p) => run(client, sql, p) });
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}

@@ -1,0 +1,73 @@
+import type { Database } from "./database.ts";
+
+/**
+ * Ordered, append-only. A migration never changes once released: a change to the schema is a
+ * new entry at the end.
+ */
+const MIGRATIONS: readonly { name: string; statements: readonly string[] }[] = [
+  {
+    name: "001_organizations_keys_forms",
+    statements: [
+      `CREATE TABLE organizations (
+        id text PRIMARY KEY,
+        name text NOT NULL,
+        plan text NOT NULL CHECK (plan IN ('free', 'paid')),
+        created_at timestamptz NOT NULL
+        )`,
+      `CREATE TABLE api_keys (
+        id text PRIMARY KEY,
+        organization_id text NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+        name text NOT NULL,
+        scope text NOT NULL CHECK (scope IN ('read', 'full')),
+        key_hash text NOT NULL UNIQUE,
+        display_prefix text NOT NULL,
+        created_at timestamptz NOT NULL,
+        revoked_at timestamptz
+        )`,
+      `CREATE INDEX api_keys_organization ON api_keys (organization_id, created_at)`,
+      `CREATE TABLE forms (
+        id text PRIMARY KEY,
+        organization_id text NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+        name text NOT NULL,
+        type text NOT NULL CHECK (type IN ('endpoint', 'hosted')),
+        is_closed boolean NOT NULL,
+        auto_close_at timestamptz,
+        submissions integer NOT NULL DEFAULT 0,
+        settings jsonb NOT NULL,
+        captcha_secret text NOT NULL DEFAULT '',
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL
+        )`,
+      `CREATE INDEX forms_by_created ON forms (organization_id, created_at DESC, id DESC)`,
+      `CREATE INDEX forms_by_submissions ON forms (organization_id, submissions DESC, id DESC)`,
+      `CREATE INDEX forms_auto_close_due ON forms (auto_close_at) WHERE auto_close_at IS NOT NULL`,
+    ],
+  },
+];
+
+// Any constant works; it only has to be the same for every instance of formdeck.
+const MIGRATION_LOCK = 7_310_466_318;
+
+/**
+ * Applies the migrations not applied yet, each in its own transaction. An advisory lock makes
+ * instances that start together against one PostgreSQL take turns instead of racing.
+ */
+export async function migrate(db: Database): Promise<string[]> {
+  return db.transaction(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+    await tx.query(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+    );
+    const done = new Set(
+      (await tx.query<{ name: string }>("SELECT name FROM schema_migrations")).map((r) => r.name),
+    );
+    const applied: string[] = [];
+    for (const migration of MIGRATIONS) {
+      if (done.has(migration.name)) continue;
+      for (const statement of migration.statements) await tx.query(statement);
+      await tx.query("INSERT INTO schema_migrations (name) VALUES ($1)", [migration.name]);
+      applied.push(migration.name);
+    }
+    return applied;
+  });
+}
