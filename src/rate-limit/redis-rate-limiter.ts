@@ -1,0 +1,132 @@
+import { Redis } from "ioredis";
+import { createMemoryRateLimiter, decideFromCount, fixedWindowAt } from "./memory-rate-limiter.ts";
+import type { RateLimiter } from "./rate-limiter.ts";
+
+/** The part of a pino (Fastify) logger the limiter reports Redis outages to. */
+export interface RateLimitLogger {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+export interface RedisRateLimiterOptions {
+  redisUrl: string;
+  /** Whole seconds. */
+  windowSeconds: number;
+  keyPrefix?: string;
+  log: RateLimitLogger;
+  /** Clock in milliseconds, for windows and the cool-down; injectable for tests. */
+  now?: () => number;
+  /** Counts requests while Redis is unavailable; closed with this limiter. */
+  fallback?: RateLimiter;
+}
+
+// INCR and PEXPIRE in one script: concurrent requests from every instance see one count,
+// and no key is ever left behind without an expiry.
+const INCREMENT_SCRIPT = `
+local count = redis.call("INCR", KEYS[1])
+if count == 1 then
+  redis.call("PEXPIRE", KEYS[1], ARGV[1])
+end
+return count`;
+
+/** Rate limiting runs on every request, so a slower reply counts as Redis being unavailable. */
+const COMMAND_TIMEOUT_MS = 150;
+/**
+ * After a failure only one request per cool-down tries Redis, so a hung server costs one timeout
+ * per cool-down rather than one per request.
+ */
+const COOL_DOWN_MS = 1000;
+const RECONNECT_INTERVAL_MS = 1000;
+/** Keys outlive their window a little, so an instance whose clock lags still finds the shared count. */
+const EXPIRY_SLACK_MS = 1000;
+
+/**
+ * Counts in Redis so every instance shares one quota per bucket. While Redis is down or hung,
+ * requests are counted by `fallback` in this process instead: rate limiting must never make the
+ * API itself unavailable.
+ */
+export function createRedisRateLimiter({
+  redisUrl,
+  windowSeconds,
+  keyPrefix = "formdeck:rl",
+  log,
+  now = Date.now,
+  fallback = createMemoryRateLimiter({ windowSeconds, now }),
+}: RedisRateLimiterOptions): RateLimiter {
+  const redis = new Redis(redisUrl, {
+    // Commands fail at once while disconnected instead of queueing behind a dead connection.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    // A request whose reply was lost has been counted by the fallback; resending would count it twice.
+    autoResendUnfulfilledCommands: false,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+    connectTimeout: 500,
+    // A connection that stops answering (hung server, silently dropped network) is replaced,
+    // rather than lingering until TCP gives up minutes later.
+    socketTimeout: 1000,
+    // close() must not keep the process alive waiting for a hung server to acknowledge.
+    disconnectTimeout: 200,
+    // The ready check waits while Redis loads its data set; commands failing meanwhile is better.
+    enableReadyCheck: false,
+    retryStrategy: () => RECONNECT_INTERVAL_MS,
+    lazyConnect: true,
+  });
+
+  let unavailable = false;
+  let retryRedisAt = 0;
+  let probeInFlight = false;
+
+  function reportUnavailable(err: unknown) {
+    retryRedisAt = now() + COOL_DOWN_MS;
+    if (unavailable) return;
+    unavailable = true;
+    log.warn({ err }, "Redis unavailable: rate limits are counted per instance until it is back");
+  }
+
+  function reportAvailable() {
+    if (!unavailable) return;
+    unavailable = false;
+    log.info({}, "Redis is back: rate limits are shared across instances again");
+  }
+
+  // Without a listener, ioredis would print every connection error.
+  redis.on("error", reportUnavailable);
+  // Requests right after start-up wait for the first connection attempt (bounded by the timeouts
+  // above) so they are counted in Redis, not in the fallback. Its failure reaches the "error" listener.
+  const firstConnectAttempt = redis.connect().catch(() => {});
+
+  return {
+    async consume(bucket, max) {
+      await firstConnectAttempt;
+      if (unavailable && (probeInFlight || now() < retryRedisAt)) {
+        return fallback.consume(bucket, max);
+      }
+      // During an outage, this request is the single probe that finds out whether Redis is back.
+      const isProbe = unavailable;
+      if (isProbe) probeInFlight = true;
+      const nowMs = now();
+      const window = fixedWindowAt(nowMs, windowSeconds);
+      const key = `${keyPrefix}:${bucket}:${window.index}`;
+      try {
+        const count = await redis.eval(
+          INCREMENT_SCRIPT,
+          1,
+          key,
+          window.endMs - nowMs + EXPIRY_SLACK_MS,
+        );
+        reportAvailable();
+        return decideFromCount(Number(count), max, window, nowMs);
+      } catch (err) {
+        reportUnavailable(err);
+        return fallback.consume(bucket, max);
+      } finally {
+        if (isProbe) probeInFlight = false;
+      }
+    },
+    async close() {
+      // disconnect(), not quit(): quit waits for a reply that a hung server never sends.
+      redis.disconnect();
+      await fallback.close();
+    },
+  };
+}
