@@ -1,13 +1,17 @@
+import { Type } from "typebox";
+
 /** The closed set of error codes formdeck answers with, and the status each one carries. */
 export const codeToStatus = {
   bad_request: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   unprocessable_entity: 422,
   rate_limit_exceeded: 429,
+  headers_too_large: 431,
   internal_server_error: 500,
   service_unavailable: 503,
 } as const;
@@ -34,4 +38,21 @@ export const formNotFound = () => new AppError("not_found", "form: not found");
 
 export function errorBody(code: ErrorCode, message: string) {
   return { error: { code, message } };
+}
+
+export const ErrorResponse = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.Unsafe<ErrorCode>({ type: "string", enum: Object.keys(codeToStatus) }),
+      message: Type.String({ description: "Human readable; `<member>: <reason>` for 422" }),
+    }),
+  },
+  { description: "Every error has this body" },
+);
+
+/** The error responses a route declares, by status, for its schema and the OpenAPI document. */
+export function errorResponses(...codes: ErrorCode[]) {
+  return Object.fromEntries(
+    [...codes, "internal_server_error" as const].map((code) => [codeToStatus[code], ErrorResponse]),
+  );
 }

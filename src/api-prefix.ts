@@ -1,0 +1,1 @@
+export const API_PREFIX = "/api/v1";

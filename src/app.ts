@@ -1,0 +1,53 @@
+import { randomUUID } from "node:crypto";
+import Fastify, { type FastifyBaseLogger } from "fastify";
+import { API_PREFIX } from "./api-prefix.ts";
+import { registerAuthentication } from "./auth/authenticate.ts";
+import type { Config } from "./config.ts";
+import type { Database } from "./db/database.ts";
+import { clientErrorHandler, frameworkErrors, registerErrorHandling } from "./error-handling.ts";
+import { formsRoutes } from "./forms/forms.routes.ts";
+import { healthRoutes } from "./health.routes.ts";
+import { registerJsonBodyParser } from "./json-body.ts";
+import { registerOpenApi } from "./openapi.ts";
+import type { RateLimiter } from "./rate-limit/rate-limiter.ts";
+import { validatorCompiler } from "./validation.ts";
+
+export interface AppDependencies {
+  config: Config;
+  db: Database;
+  limiter: RateLimiter;
+  /** Silent when absent, as in tests. */
+  logger?: FastifyBaseLogger;
+}
+
+/** Builds the HTTP application; the caller owns the database and the limiter and closes them. */
+export async function buildApp({ config, db, limiter, logger }: AppDependencies) {
+  const app = Fastify({
+    ...(logger ? { loggerInstance: logger } : { logger: false }),
+    bodyLimit: config.bodyLimitBytes,
+    genReqId: (request) => {
+      const given = request.headers["x-request-id"];
+      return typeof given === "string" && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
+    },
+    // A form id far longer than ours still reaches the route, to be answered 404 after the key check.
+    routerOptions: { maxParamLength: 16_384 },
+    clientErrorHandler,
+    frameworkErrors,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  registerErrorHandling(app);
+  registerJsonBodyParser(app);
+  app.addHook("onSend", async (request, reply) => {
+    reply.header("X-Request-Id", request.id);
+  });
+  await registerOpenApi(app);
+  registerAuthentication(app, {
+    db,
+    limiter,
+    keyQuota: config.rateLimitMax,
+    addressQuota: config.rateLimitUnauthenticatedMax,
+  });
+  await app.register(healthRoutes, { db });
+  await app.register(formsRoutes, { prefix: API_PREFIX, db });
+  return app;
+}

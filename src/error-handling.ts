@@ -1,0 +1,84 @@
+import { STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { AppError, errorBody } from "./errors.ts";
+
+/** Fastify's own errors that a client can cause, and what each one says to that client. */
+function fromFramework(error: FastifyError, bodyLimit: number): AppError | null {
+  switch (error.code) {
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return new AppError("unsupported_media_type", "Content-Type: must be application/json");
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return new AppError("payload_too_large", `body: must be at most ${bodyLimit} bytes`);
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return new AppError("unprocessable_entity", "body: is not valid JSON");
+    case "FST_ERR_BAD_URL":
+      return new AppError("bad_request", "url: is not valid percent-encoding");
+  }
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return new AppError("bad_request", error.message);
+  }
+  return null;
+}
+
+/** For errors Fastify raises before routing (a URL that cannot be decoded). */
+export function frameworkErrors(
+  error: FastifyError,
+  _request: FastifyRequest,
+  reply: FastifyReply,
+) {
+  const known = fromFramework(error, 0) ?? new AppError("bad_request", "request: is not valid");
+  return reply.code(known.statusCode).send(errorBody(known.code, known.message));
+}
+
+/**
+ * Three tiers, as in unkey: our own errors are rendered as they are; Fastify's errors that a
+ * client caused are mapped to ours; anything else is logged and answered with a generic 500.
+ */
+export function registerErrorHandling(app: FastifyInstance) {
+  const bodyLimit = app.initialConfig.bodyLimit ?? 1_048_576;
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const known = error instanceof AppError ? error : fromFramework(error, bodyLimit);
+    if (known) {
+      return reply.code(known.statusCode).send(errorBody(known.code, known.message));
+    }
+    request.log.error({ err: error }, "request failed");
+    return reply
+      .code(500)
+      .send(
+        errorBody("internal_server_error", "internal error: the request could not be completed"),
+      );
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?")[0];
+    return reply
+      .code(404)
+      .send(errorBody("not_found", `route: ${request.method} ${path} does not exist`));
+  });
+}
+
+const PARSER_ERRORS: Record<string, AppError> = {
+  HPE_HEADER_OVERFLOW: new AppError(
+    "headers_too_large",
+    "headers: are larger than the server accepts",
+  ),
+  ERR_HTTP_REQUEST_TIMEOUT: new AppError("request_timeout", "request: was not received in time"),
+};
+
+/** Errors Node's HTTP parser raises before Fastify sees a request: bad or oversized headers. */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex) {
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const known =
+    PARSER_ERRORS[error.code ?? ""] ?? new AppError("bad_request", "request: is not valid HTTP");
+  const body = JSON.stringify(errorBody(known.code, known.message));
+  socket.end(
+    `HTTP/1.1 ${known.statusCode} ${STATUS_CODES[known.statusCode]}\r\n` +
+      "Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n" +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}

@@ -1,0 +1,53 @@
+/**
+ * String formats checked on input. Each answers whether a value is acceptable; the empty string,
+ * where a member's default is empty, means "not set" and is accepted by the format itself.
+ */
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const TIME = /^([01]\d|2[0-3]):([0-5]\d)$/;
+const COLOR = /^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
+// A syntactic check, as decisions ask: one @, no spaces, a dotted domain.
+const EMAIL =
+  /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+
+export function isDate(value: string): boolean {
+  const match = DATE.exec(value);
+  if (!match) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  // Date.UTC rolls 2026-02-30 over to March; a real date survives the round trip.
+  return (
+    date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+  );
+}
+
+export const isTime = (value: string): boolean => TIME.test(value);
+
+export const isColor = (value: string): boolean => COLOR.test(value);
+
+export const isEmail = (value: string): boolean => value.length <= 254 && EMAIL.test(value);
+
+const zoneCache = new Map<string, boolean>();
+
+/** An IANA zone the runtime can compute times in; `UTC` and aliases such as `Asia/Kolkata` too. */
+export function isTimeZone(value: string): boolean {
+  let known = zoneCache.get(value);
+  if (known === undefined) {
+    try {
+      new Intl.DateTimeFormat("en", { timeZone: value });
+      known = true;
+    } catch {
+      known = false;
+    }
+    // Only valid zones are cached, so hostile input cannot grow the cache without bound.
+    if (known) zoneCache.set(value, known);
+  }
+  return known;
+}
+
+/** An absolute URL with one of `protocols` and a host. */
+export function isAbsoluteUrl(value: string, protocols: readonly string[]): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return protocols.includes(url.protocol) && url.hostname !== "";
+}

@@ -1,0 +1,172 @@
+import type { Queryable } from "../db/database.ts";
+import type { FormSettings } from "./form-defaults.ts";
+
+export interface FormRow {
+  id: string;
+  organizationId: string;
+  name: string;
+  type: "endpoint" | "hosted";
+  /** The stored switch; what clients see also counts a deadline that has passed. */
+  storedIsClosed: boolean;
+  /** Whether the form reads as closed at the `now` of the query. */
+  isClosed: boolean;
+  autoCloseAt: Date | null;
+  submissions: number;
+  settings: FormSettings;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type FormListRow = Pick<
+  FormRow,
+  "id" | "name" | "type" | "createdAt" | "updatedAt" | "isClosed" | "submissions" | "organizationId"
+> & { imageCompressionType: string[] | null };
+
+const FORM_COLUMNS = `id, organization_id AS "organizationId", name, type,
+  is_closed AS "storedIsClosed", auto_close_at AS "autoCloseAt", submissions, settings,
+  created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+// $1 is always the instant the request is answered at: a deadline at or before it has closed the form.
+const READS_CLOSED = `(is_closed OR COALESCE(auto_close_at <= $1, false))`;
+
+export async function insertForm(
+  db: Queryable,
+  form: Omit<FormRow, "isClosed" | "submissions"> & { captchaSecret: string },
+  now: Date,
+): Promise<FormRow> {
+  const rows = await db.query<FormRow>(
+    `INSERT INTO forms (id, organization_id, name, type, is_closed, auto_close_at, settings,
+       captcha_secret, created_at, updated_at)
+     VALUES ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+     RETURNING ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed"`,
+    [
+      now,
+      form.id,
+      form.organizationId,
+      form.name,
+      form.type,
+      form.storedIsClosed,
+      form.autoCloseAt,
+      form.settings,
+      form.captchaSecret,
+      form.createdAt,
+      form.updatedAt,
+    ],
+  );
+  return rows[0] as FormRow;
+}
+
+/** The form, if it belongs to the organization. `forUpdate` locks it until the transaction ends. */
+export async function findForm(
+  db: Queryable,
+  organizationId: string,
+  formId: string,
+  now: Date,
+  forUpdate = false,
+): Promise<FormRow | null> {
+  const rows = await db.query<FormRow>(
+    `SELECT ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed" FROM forms
+      WHERE organization_id = $2 AND id = $3 ${forUpdate ? "FOR UPDATE" : ""}`,
+    [now, organizationId, formId],
+  );
+  return rows[0] ?? null;
+}
+
+export interface FormChanges {
+  name: string;
+  storedIsClosed: boolean;
+  autoCloseAt: Date | null;
+  settings: FormSettings;
+  /** Undefined keeps the stored secret. */
+  captchaSecret: string | undefined;
+}
+
+export async function updateForm(
+  db: Queryable,
+  organizationId: string,
+  formId: string,
+  changes: FormChanges,
+  now: Date,
+): Promise<FormRow> {
+  const rows = await db.query<FormRow>(
+    // updated_at moves forward even when two updates land within one millisecond.
+    `UPDATE forms SET name = $4, is_closed = $5, auto_close_at = $6, settings = $7,
+            captcha_secret = COALESCE($8, captcha_secret),
+            updated_at = GREATEST($1, updated_at + interval '1 millisecond')
+      WHERE organization_id = $2 AND id = $3
+      RETURNING ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed"`,
+    [
+      now,
+      organizationId,
+      formId,
+      changes.name,
+      changes.storedIsClosed,
+      changes.autoCloseAt,
+      changes.settings,
+      changes.captchaSecret ?? null,
+    ],
+  );
+  return rows[0] as FormRow;
+}
+
+export async function deleteForm(db: Queryable, organizationId: string, formId: string) {
+  const rows = await db.query<{ id: string }>(
+    "DELETE FROM forms WHERE organization_id = $1 AND id = $2 RETURNING id",
+    [organizationId, formId],
+  );
+  return rows.length > 0;
+}
+
+export interface ListFilter {
+  organizationId: string;
+  type: "endpoint" | "hosted" | null;
+  /** A LIKE pattern with its wildcards already escaped, or null for no search. */
+  namePattern: string | null;
+}
+
+// The filter is one fixed statement: an absent filter is a NULL parameter, never edited-in SQL.
+// `first` is the number of the filter's first parameter.
+const matches = (first: number) => `organization_id = $${first}
+  AND ($${first + 1}::text IS NULL OR type = $${first + 1})
+  AND ($${first + 2}::text IS NULL OR name ILIKE $${first + 2} ESCAPE '\\')`;
+
+export async function countForms(db: Queryable, filter: ListFilter): Promise<number> {
+  const rows = await db.query<{ total: number }>(
+    `SELECT count(*)::int AS total FROM forms WHERE ${matches(1)}`,
+    [filter.organizationId, filter.type, filter.namePattern],
+  );
+  return rows[0]?.total ?? 0;
+}
+
+const ORDER_BY = {
+  createdAt: "created_at DESC, id DESC",
+  submissions: "submissions DESC, id DESC",
+} as const;
+
+export function listFormPage(
+  db: Queryable,
+  filter: ListFilter,
+  sort: keyof typeof ORDER_BY,
+  limit: number,
+  offset: bigint,
+  now: Date,
+): Promise<FormListRow[]> {
+  return db.query<FormListRow>(
+    `SELECT id, name, type, created_at AS "createdAt", updated_at AS "updatedAt",
+            settings -> 'imageCompressionType' AS "imageCompressionType",
+            ${READS_CLOSED} AS "isClosed", submissions, organization_id AS "organizationId"
+       FROM forms WHERE ${matches(2)}
+      ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6`,
+    [now, filter.organizationId, filter.type, filter.namePattern, limit, offset.toString()],
+  );
+}
+
+/** Persists deadlines that have passed, so the stored switch agrees with what clients read. */
+export async function closeDueForms(db: Queryable, now: Date): Promise<number> {
+  const rows = await db.query<{ id: string }>(
+    `UPDATE forms SET is_closed = true, auto_close_at = NULL
+      WHERE auto_close_at <= $1 RETURNING id`,
+    [now],
+  );
+  return rows.length;
+}

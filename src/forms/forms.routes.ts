@@ -1,0 +1,112 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import type { Database } from "../db/database.ts";
+import { errorResponses } from "../errors.ts";
+import {
+  CreateFormBody,
+  Form,
+  FormIdParams,
+  FormList,
+  ListFormsQuery,
+  UpdateFormBody,
+} from "./forms.schemas.ts";
+import * as forms from "./forms.service.ts";
+
+const keyed = ["unauthorized", "forbidden", "rate_limit_exceeded"] as const;
+const withBody = ["payload_too_large", "unsupported_media_type"] as const;
+const security = [{ apiKey: [] }];
+
+export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (app, { db }) => {
+  app.get(
+    "/forms",
+    {
+      config: { scope: "read" },
+      schema: {
+        summary: "List forms",
+        description: "Forms of the key's organization, newest first or by submissions.",
+        tags: ["forms"],
+        security,
+        querystring: ListFormsQuery,
+        response: { 200: FormList, ...errorResponses(...keyed, "unprocessable_entity") },
+      },
+    },
+    (request) => forms.listForms(db, request.owner, request.query),
+  );
+
+  app.post(
+    "/forms",
+    {
+      config: { scope: "full" },
+      schema: {
+        summary: "Create a form",
+        tags: ["forms"],
+        security,
+        body: CreateFormBody,
+        response: { 201: Form, ...errorResponses(...keyed, ...withBody, "unprocessable_entity") },
+      },
+    },
+    async (request, reply) => {
+      const form = await forms.createForm(db, request.owner, request.body);
+      return reply
+        .code(201)
+        .header("Location", `${request.url.split("?")[0]}/${form.id}`)
+        .send(form);
+    },
+  );
+
+  app.get(
+    "/forms/:formId",
+    {
+      config: { scope: "read" },
+      schema: {
+        summary: "Read a form",
+        tags: ["forms"],
+        security,
+        params: FormIdParams,
+        response: { 200: Form, ...errorResponses(...keyed, "not_found") },
+      },
+    },
+    (request) => forms.getForm(db, request.owner, request.params.formId),
+  );
+
+  app.patch(
+    "/forms/:formId",
+    {
+      config: { scope: "full" },
+      schema: {
+        summary: "Update a form",
+        description: "Changes only the members sent.",
+        tags: ["forms"],
+        security,
+        params: FormIdParams,
+        body: UpdateFormBody,
+        response: {
+          200: Form,
+          ...errorResponses(...keyed, ...withBody, "unprocessable_entity", "not_found"),
+        },
+      },
+    },
+    (request) => forms.updateForm(db, request.owner, request.params.formId, request.body),
+  );
+
+  app.delete(
+    "/forms/:formId",
+    {
+      config: { scope: "full" },
+      schema: {
+        summary: "Delete a form",
+        tags: ["forms"],
+        security,
+        params: FormIdParams,
+        response: {
+          204: Type.Null({ description: "Deleted" }),
+          ...errorResponses(...keyed, "not_found"),
+        },
+      },
+    },
+    async (request, reply) => {
+      await forms.deleteForm(db, request.owner, request.params.formId);
+      return reply.code(204).send(null);
+    },
+  );
+};

@@ -1,0 +1,205 @@
+import type { KeyOwner } from "../auth/api-keys.repository.ts";
+import type { Database } from "../db/database.ts";
+import { AppError, formNotFound } from "../errors.ts";
+import { newId } from "../ids.ts";
+import { autoCloseInstant } from "./auto-close.ts";
+import { nextClosingState } from "./closing.ts";
+import { DEFAULT_SETTINGS, type FormSettings } from "./form-defaults.ts";
+import * as repository from "./forms.repository.ts";
+import type {
+  CreateFormInput,
+  FormListItemRecord,
+  FormRecord,
+  ListFormsParams,
+  UpdateFormInput,
+} from "./forms.schemas.ts";
+
+// Ids are ours: anything else cannot name a form, and never reaches the database.
+const FORM_ID = /^form_[A-Za-z0-9_-]{22}$/;
+
+const PAID_SETTINGS = [
+  "sendRespondentEmailNotifications",
+  "useCustomRedirect",
+  "autoCloseEnabled",
+] as const;
+const AUTO_CLOSE_MEMBERS = [
+  "autoCloseEnabled",
+  "autoCloseDate",
+  "autoCloseTime",
+  "autoCloseTimezone",
+];
+
+/** On the free plan, turning on a paid setting is refused; turning it off is always allowed. */
+function requirePlanFor(owner: KeyOwner, input: CreateFormInput | UpdateFormInput) {
+  if (owner.plan === "paid") return;
+  const used = PAID_SETTINGS.find((member) => input[member] === true);
+  if (used) throw new AppError("forbidden", `${used}: needs the paid plan`);
+}
+
+/** Addresses are compared without regard to case; the first spelling is kept. */
+function withoutDuplicates(emails: string[]): string[] {
+  const seen = new Set<string>();
+  return emails.filter((email) => {
+    const key = email.toLowerCase();
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
+}
+
+/** The members of `input` that live in the settings document. */
+function settingsOf(input: CreateFormInput | UpdateFormInput): Partial<FormSettings> {
+  const {
+    name: _name,
+    type: _type,
+    isClosed: _closed,
+    providerCaptchaSecretKey: _secret,
+    ...settings
+  } = input as CreateFormInput;
+  if (settings.emailsToNotify) settings.emailsToNotify = withoutDuplicates(settings.emailsToNotify);
+  return settings;
+}
+
+export function toFormRecord(row: repository.FormRow): FormRecord {
+  return {
+    ...DEFAULT_SETTINGS,
+    ...row.settings,
+    id: row.id,
+    name: row.name,
+    organizationId: row.organizationId,
+    type: row.type,
+    isClosed: row.isClosed,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+export async function createForm(db: Database, owner: KeyOwner, input: CreateFormInput) {
+  requirePlanFor(owner, input);
+  const now = new Date();
+  const settings = { ...DEFAULT_SETTINGS, ...settingsOf(input) };
+  const closing = nextClosingState(
+    { isClosed: false, autoCloseAt: null },
+    { isClosed: input.isClosed, deadline: autoCloseInstant(settings) },
+    now,
+  );
+  const row = await repository.insertForm(
+    db,
+    {
+      id: newId("form"),
+      organizationId: owner.organizationId,
+      name: input.name,
+      type: input.type ?? "endpoint",
+      storedIsClosed: closing.isClosed,
+      autoCloseAt: closing.autoCloseAt,
+      settings,
+      captchaSecret: input.providerCaptchaSecretKey ?? "",
+      createdAt: now,
+      updatedAt: now,
+    },
+    now,
+  );
+  return toFormRecord(row);
+}
+
+export async function getForm(db: Database, owner: KeyOwner, formId: string) {
+  const row = FORM_ID.test(formId)
+    ? await repository.findForm(db, owner.organizationId, formId, new Date())
+    : null;
+  if (!row) throw formNotFound();
+  return toFormRecord(row);
+}
+
+export async function updateForm(
+  db: Database,
+  owner: KeyOwner,
+  formId: string,
+  input: UpdateFormInput,
+) {
+  if (!FORM_ID.test(formId)) throw formNotFound();
+  return db.transaction(async (tx) => {
+    const now = new Date();
+    const current = await repository.findForm(tx, owner.organizationId, formId, now, true);
+    if (!current) throw formNotFound();
+    requirePlanFor(owner, input);
+    const settings = { ...DEFAULT_SETTINGS, ...current.settings, ...settingsOf(input) };
+    const touchesDeadline = AUTO_CLOSE_MEMBERS.some((member) => member in input);
+    const deadline = autoCloseInstant(settings);
+    const previous = autoCloseInstant({ ...DEFAULT_SETTINGS, ...current.settings });
+    const closing = nextClosingState(
+      { isClosed: current.storedIsClosed, autoCloseAt: current.autoCloseAt },
+      {
+        isClosed: input.isClosed,
+        // Re-sending the same deadline must not close again a form that was reopened after it.
+        deadline:
+          touchesDeadline && deadline?.getTime() !== previous?.getTime() ? deadline : undefined,
+      },
+      now,
+    );
+    const row = await repository.updateForm(
+      tx,
+      owner.organizationId,
+      formId,
+      {
+        name: input.name ?? current.name,
+        storedIsClosed: closing.isClosed,
+        autoCloseAt: closing.autoCloseAt,
+        settings,
+        captchaSecret: input.providerCaptchaSecretKey,
+      },
+      now,
+    );
+    return toFormRecord(row);
+  });
+}
+
+export async function deleteForm(db: Database, owner: KeyOwner, formId: string) {
+  const deleted =
+    FORM_ID.test(formId) && (await repository.deleteForm(db, owner.organizationId, formId));
+  if (!deleted) throw formNotFound();
+}
+
+/** `%`, `_` and `\` in a search term match themselves, not LIKE's wildcards. */
+function containsPattern(term: string): string {
+  return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+export async function listForms(db: Database, owner: KeyOwner, params: ListFormsParams) {
+  const page = params.page ?? 1;
+  const pageSize = params.pageSize ?? 20;
+  const filter: repository.ListFilter = {
+    organizationId: owner.organizationId,
+    type: params.type ?? null,
+    namePattern: params.search ? containsPattern(params.search) : null,
+  };
+  const total = await repository.countForms(db, filter);
+  // BigInt: page may be as large as 2^53 - 1, and page × pageSize is not safe as a Number.
+  const offset = BigInt(page - 1) * BigInt(pageSize);
+  const rows =
+    offset < BigInt(total)
+      ? await repository.listFormPage(
+          db,
+          filter,
+          params.sort ?? "createdAt",
+          pageSize,
+          offset,
+          new Date(),
+        )
+      : [];
+  const totalPages = Math.ceil(total / pageSize);
+  const data: FormListItemRecord[] = rows.map((row) => ({
+    ...row,
+    imageCompressionType: (row.imageCompressionType ??
+      []) as FormListItemRecord["imageCompressionType"],
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  }));
+  return {
+    data,
+    meta: { total },
+    pagination: {
+      totalPages,
+      currentPage: page,
+      nextPage: page < totalPages ? page + 1 : null,
+      previousPage: page > 1 ? page - 1 : null,
+    },
+  };
+}

@@ -1,0 +1,179 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import type { FastifySchemaCompiler } from "fastify";
+import { AppError, invalid } from "./errors.ts";
+import { isAbsoluteUrl, isColor, isDate, isEmail, isTime, isTimeZone } from "./formats.ts";
+
+/** Why each format refuses a value, in the words of a `<member>: <reason>` message. */
+const FORMATS: Record<string, { test: (value: string) => boolean; reason: string }> = {
+  email: { test: isEmail, reason: "must be an email address" },
+  date: { test: (v) => v === "" || isDate(v), reason: "must be a date in the form YYYY-MM-DD" },
+  "time-hhmm": { test: (v) => v === "" || isTime(v), reason: "must be a time in the form HH:mm" },
+  timezone: { test: (v) => v === "" || isTimeZone(v), reason: "must be an IANA time zone" },
+  color: { test: isColor, reason: "must be a color in the form #rgb or #rrggbb" },
+  "http-url": {
+    test: (v) => v === "" || isAbsoluteUrl(v, ["http:", "https:"]),
+    reason: "must be an absolute http or https URL",
+  },
+  "https-url": {
+    test: (v) => v === "" || isAbsoluteUrl(v, ["https:"]),
+    reason: "must be an absolute https URL",
+  },
+};
+
+// Strict types: no coercion, no defaults, nothing removed. What the client sent is what is checked.
+const ajv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, strict: false });
+for (const [name, format] of Object.entries(FORMATS)) ajv.addFormat(name, format.test);
+
+const TYPE_NAMES: Record<string, string> = {
+  string: "a string",
+  boolean: "a boolean",
+  integer: "an integer",
+  number: "a number",
+  array: "an array",
+  object: "an object",
+  null: "null",
+};
+
+/** `/emailsToNotify/2` → `emailsToNotify[2]`; the body itself is `body`. */
+function memberName(instancePath: string, child?: string): string {
+  const segments = instancePath.split("/").slice(1);
+  if (child !== undefined) segments.push(child);
+  if (segments.length === 0) return "body";
+  return segments
+    .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"))
+    .reduce(
+      (path, s, i) => (/^\d+$/.test(s) && i > 0 ? `${path}[${s}]` : i ? `${path}.${s}` : s),
+      "",
+    );
+}
+
+/** Turns Ajv's first error into the spec's message. `unknownReason` explains refused members. */
+function describe(error: ErrorObject, unknownReason: (member: string) => string): AppError {
+  const member = memberName(error.instancePath);
+  const p = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case "required":
+      return invalid(memberName(error.instancePath, String(p.missingProperty)), "is required");
+    case "additionalProperties": {
+      const name = String(p.additionalProperty);
+      return invalid(memberName(error.instancePath, name), unknownReason(name));
+    }
+    case "type": {
+      const types = String(p.type)
+        .split(",")
+        .map((t) => TYPE_NAMES[t] ?? t);
+      return invalid(member, `must be ${types.join(" or ")}`);
+    }
+    case "enum":
+      return invalid(member, `must be one of ${(p.allowedValues as unknown[]).join(", ")}`);
+    case "format":
+      return invalid(member, FORMATS[String(p.format)]?.reason ?? `must be a ${p.format}`);
+    case "minLength":
+      return invalid(
+        member,
+        p.limit === 1 ? "must not be empty" : `must be at least ${p.limit} characters`,
+      );
+    case "maxLength":
+      return invalid(member, `must be at most ${p.limit} characters`);
+    case "minimum":
+      return invalid(member, `must be at least ${p.limit}`);
+    case "maximum":
+      return invalid(member, `must be at most ${p.limit}`);
+    case "maxItems":
+      return invalid(member, `must have at most ${p.limit} items`);
+    case "pattern":
+      return invalid(member, "must not be blank");
+    default:
+      return invalid(member, error.message ?? "is not valid");
+  }
+}
+
+// Members of the record that only the server writes.
+const READ_ONLY = new Set([
+  "id",
+  "organizationId",
+  "createdAt",
+  "updatedAt",
+  "submissions",
+  "webhookEnabled",
+  "webhookUrl",
+]);
+
+const refused = (name: string) => (READ_ONLY.has(name) ? "is read-only" : "is not allowed");
+
+/**
+ * Every string must survive a round trip through PostgreSQL unchanged: no NUL characters, no
+ * lone surrogates. Walks without recursion so that deep nesting cannot exhaust the stack.
+ */
+export function findBadText(value: unknown, root: string): AppError | null {
+  const stack: [unknown, string][] = [[value, root]];
+  while (stack.length > 0) {
+    const [item, path] = stack.pop() as [unknown, string];
+    if (typeof item === "string") {
+      if (item.includes("\u0000")) return invalid(path, "must not contain NUL characters");
+      if (!item.isWellFormed()) return invalid(path, "must be valid Unicode text");
+    } else if (Array.isArray(item)) {
+      for (const [i, v] of item.entries()) stack.push([v, `${path}[${i}]`]);
+    } else if (item !== null && typeof item === "object") {
+      for (const [k, v] of Object.entries(item)) {
+        const child = path === "body" ? k : `${path}.${k}`;
+        if (k.includes("\u0000") || !k.isWellFormed())
+          return invalid(path, "has a member name that is not valid text");
+        stack.push([v, child]);
+      }
+    }
+  }
+  return null;
+}
+
+type Schema = Record<string, unknown> & { properties?: Record<string, Record<string, unknown>> };
+
+/**
+ * Query strings arrive as text. Integer parameters must be plain decimal (`^[1-9][0-9]*$`, so no
+ * `1e3`, `0x10` or `1.5`), a parameter may appear once, and unknown parameters are refused.
+ */
+function prepareQuery(schema: Schema, query: Record<string, unknown>): Record<string, unknown> {
+  const properties = schema.properties ?? {};
+  const prepared: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(query)) {
+    const property = properties[name];
+    if (!property) throw invalid(name, "is not a known parameter");
+    if (Array.isArray(value)) throw invalid(name, "must be given once");
+    const bad = findBadText(value, name);
+    if (bad) throw bad;
+    if (property.type !== "integer") {
+      prepared[name] = value;
+      continue;
+    }
+    const text = String(value);
+    if (!/^[1-9][0-9]*$/.test(text)) throw invalid(name, "must be a whole number greater than 0");
+    const maximum = property.maximum as number;
+    // Compared as text first: a huge value would lose its digits as a Number.
+    if (text.length > String(maximum).length || Number(text) > maximum) {
+      throw invalid(name, `must be at most ${maximum}`);
+    }
+    prepared[name] = Number(text);
+  }
+  return prepared;
+}
+
+/** Fastify's validator compiler: strict Ajv for bodies and params, `prepareQuery` first for queries. */
+export const validatorCompiler: FastifySchemaCompiler<Schema> = ({ schema, httpPart }) => {
+  const validate: ValidateFunction = ajv.compile(schema);
+  return (data: unknown) => {
+    try {
+      let value = data;
+      if (httpPart === "querystring") value = prepareQuery(schema, data as Record<string, unknown>);
+      if (httpPart === "body") {
+        const bad = findBadText(value, "body");
+        if (bad) throw bad;
+      }
+      if (validate(value)) return { value };
+      const first = validate.errors?.[0];
+      return { error: first ? describe(first, refused) : invalid("body", "is not valid") };
+    } catch (error) {
+      if (error instanceof AppError) return { error };
+      throw error;
+    }
+  };
+};

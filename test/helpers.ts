@@ -1,0 +1,67 @@
+import { createApiKey, createOrganization } from "../src/admin/admin.service.ts";
+import { buildApp } from "../src/app.ts";
+import type { Plan, Scope } from "../src/auth/api-keys.ts";
+import { type Config, loadConfig } from "../src/config.ts";
+import { type Database, openDatabase } from "../src/db/database.ts";
+import { migrate } from "../src/db/migrations.ts";
+import { createRateLimiter } from "../src/rate-limit/create-rate-limiter.ts";
+
+/** The store under test: PostgreSQL when DATABASE_URL is set, else an in-memory PGlite. */
+let shared: Promise<Database> | null = null;
+
+export function testDatabase(): Promise<Database> {
+  shared ??= (async () => {
+    const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL ?? null, dataDir: null });
+    await migrate(db);
+    return db;
+  })();
+  return shared;
+}
+
+export async function closeTestDatabase() {
+  if (shared) await (await shared).close();
+  shared = null;
+}
+
+const silentLog = { warn() {}, info() {} };
+
+/** An app on the shared store, with its own limiter (Redis when REDIS_URL is set). */
+export async function buildTestApp(overrides: Partial<Config> = {}) {
+  const config = { ...loadConfig({}), ...overrides };
+  const db = await testDatabase();
+  const limiter = createRateLimiter({
+    redisUrl: process.env.REDIS_URL ?? null,
+    windowSeconds: config.rateLimitWindowSeconds,
+    log: silentLog,
+  });
+  const app = await buildApp({ config, db, limiter });
+  return {
+    app,
+    db,
+    async close() {
+      await app.close();
+      await limiter.close();
+    },
+  };
+}
+
+/** A new organization, so that every test has data no other test touches. */
+export async function createOrg(plan: Plan = "free") {
+  return createOrganization(await testDatabase(), { name: `test org ${plan}`, plan });
+}
+
+/** A plaintext key of a new key in `organizationId`. */
+export async function createKey(organizationId: string, scope: Scope = "full") {
+  return (await createApiKey(await testDatabase(), { organizationId, scope, name: `${scope} key` }))
+    .key;
+}
+
+/** A new organization with a full and a read key. */
+export async function createTenant(plan: Plan = "free") {
+  const org = await createOrg(plan);
+  return {
+    org,
+    fullKey: await createKey(org.id, "full"),
+    readKey: await createKey(org.id, "read"),
+  };
+}
