@@ -32,6 +32,9 @@ export async function buildApp({ config, db, limiter, logger }: AppDependencies)
     // A form id far longer than ours still reaches the route, to be answered 404 after the key check.
     routerOptions: { maxParamLength: 16_384 },
     clientErrorHandler,
+    // While draining, a request that still arrives on an open connection is served (with
+    // `Connection: close`) rather than refused with a body outside the spec's shape.
+    return503OnClosing: false,
     frameworkErrors,
   });
   app.setValidatorCompiler(validatorCompiler);

@@ -37,9 +37,9 @@ test("a second server on the same DATA_DIR refuses to start", {
 });
 
 test("SIGTERM lets requests in flight finish, exits 0 and loses no acknowledged write", async () => {
-  const before = await (
+  const initial = (await (
     await fetch(`${server.url}/api/v1/forms`, { headers: { "api-key": key } })
-  ).json();
+  ).json()) as { meta: { total: number } };
   const inFlight = Array.from({ length: 20 }, (_, i) => createForm(server.url, `in flight ${i}`));
   await new Promise((resolve) => setTimeout(resolve, 20));
   const exitCode = server.stop("SIGTERM");
@@ -56,7 +56,7 @@ test("SIGTERM lets requests in flight finish, exits 0 and loses no acknowledged 
     headers: { "api-key": key },
   });
   const { meta } = (await list.json()) as { meta: { total: number } };
-  assert.equal(meta.total, before.meta.total + acknowledged.length);
+  assert.equal(meta.total, initial.meta.total + acknowledged.length);
 });
 
 test("logs are JSON lines with request ids and never contain a key or a secret", async () => {

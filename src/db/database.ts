@@ -54,16 +54,20 @@ async function openPostgres(connectionString: string): Promise<Database> {
     query: (sql, params) => run(pool, sql, params),
     async transaction(work) {
       const client = await pool.connect();
+      // A connection whose ROLLBACK failed is in an unknown state: it is destroyed, not reused.
+      let broken: Error | undefined;
       try {
         await client.query("BEGIN");
         const result = await work({ query: (sql, p) => run(client, sql, p) });
         await client.query("COMMIT");
         return result;
       } catch (error) {
-        await client.query("ROLLBACK").catch(() => {});
+        await client.query("ROLLBACK").catch((rollbackError: Error) => {
+          broken = rollbackError;
+        });
         throw error;
       } finally {
-        client.release();
+        client.release(broken);
       }
     },
     close: () => pool.end(),

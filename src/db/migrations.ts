@@ -25,8 +25,9 @@ const MIGRATIONS: readonly { name: string; statements: readonly string[] }[] = [
         revoked_at timestamptz
         )`,
       `CREATE INDEX api_keys_organization ON api_keys (organization_id, created_at)`,
+      // Ids order forms that tie on the sort key: "C" makes that order the same on every server.
       `CREATE TABLE forms (
-        id text PRIMARY KEY,
+        id text COLLATE "C" PRIMARY KEY,
         organization_id text NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
         name text NOT NULL,
         type text NOT NULL CHECK (type IN ('endpoint', 'hosted')),

@@ -41,7 +41,9 @@ function withoutDuplicates(emails: string[]): string[] {
   const seen = new Set<string>();
   return emails.filter((email) => {
     const key = email.toLowerCase();
-    return seen.has(key) ? false : (seen.add(key), true);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
   });
 }
 
