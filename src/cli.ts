@@ -6,9 +6,14 @@ import {
   parseAdminCommand,
   runAdminCommand,
 } from "./admin/admin-commands.ts";
-import { adminSocketPath, sendAdminCommand } from "./admin/admin-socket.ts";
+import {
+  adminSocketPath,
+  DataDirInUseError,
+  listenAdminSocket,
+  sendAdminCommand,
+} from "./admin/admin-socket.ts";
 import { type Config, loadConfig } from "./config.ts";
-import { openDatabase } from "./db/database.ts";
+import { type Database, type DatabaseOptions, openDatabase } from "./db/database.ts";
 import { migrate } from "./db/migrations.ts";
 
 export interface CliIo {
@@ -180,23 +185,72 @@ function parseCommandLine(argv: string[]): { help: string } | { command: AdminCo
   }
 }
 
-/** With the embedded store, a running server owns DATA_DIR: ask it before opening the files. */
-async function execute(config: Config, command: AdminCommand): Promise<AdminResult> {
-  if (!config.databaseUrl && config.dataDir) {
-    const reply = await sendAdminCommand(adminSocketPath(config.dataDir), command);
-    if (reply.kind === "result") return reply.result;
-  }
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+async function openMigrated(options: DatabaseOptions): Promise<Database> {
+  const db = await openDatabase(options);
   try {
     await migrate(db);
+    return db;
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}
+
+async function runOnPostgres(databaseUrl: string, command: AdminCommand): Promise<AdminResult> {
+  const db = await openMigrated({ databaseUrl, dataDir: null });
+  try {
     return await runAdminCommand(db, command);
   } finally {
     await db.close();
   }
 }
 
+const CLAIM_ATTEMPTS = 3;
+
+/** Opens the store while holding its admin socket, so that no server opens it meanwhile. */
+async function runHoldingSocket(dataDir: string, command: AdminCommand): Promise<AdminResult> {
+  const store = Promise.withResolvers<Database>();
+  // Only commands of other CLIs queued on the socket wait for it; ours reports its own failure.
+  store.promise.catch(() => {});
+  const socket = await listenAdminSocket({
+    db: { query: async (sql, params) => (await store.promise).query(sql, params) },
+    socketPath: adminSocketPath(dataDir),
+    log: { error() {} },
+  });
+  let db: Database | undefined;
+  try {
+    store.resolve(openMigrated({ databaseUrl: null, dataDir }));
+    db = await store.promise;
+    return await runAdminCommand(db, command);
+  } finally {
+    // The socket first: commands queued on it finish before the store closes.
+    await socket.close();
+    await db?.close();
+  }
+}
+
+/** The embedded store belongs to one process: ask the one running on DATA_DIR, if any. */
+async function runOnEmbeddedStore(dataDir: string, command: AdminCommand): Promise<AdminResult> {
+  // Other CLIs may claim the socket between our two steps, and then answer on it.
+  for (let attempt = 1; ; attempt++) {
+    const reply = await sendAdminCommand(adminSocketPath(dataDir), command);
+    if (reply.kind === "result") return reply.result;
+    try {
+      return await runHoldingSocket(dataDir, command);
+    } catch (error) {
+      if (!(error instanceof DataDirInUseError) || attempt === CLAIM_ATTEMPTS) throw error;
+    }
+  }
+}
+
+function execute(config: Config, command: AdminCommand): Promise<AdminResult> {
+  if (config.databaseUrl) return runOnPostgres(config.databaseUrl, command);
+  // loadConfig always resolves a DATA_DIR; only tests build configs with an in-memory store.
+  return runOnEmbeddedStore(config.dataDir as string, command);
+}
+
 /** One line, whatever the error: some (a failed connection to two addresses) have no message. */
-function describe(error: unknown): string {
+function oneLine(error: unknown): string {
   const text =
     error instanceof Error
       ? error.message || (error as NodeJS.ErrnoException).code || error.name
@@ -218,7 +272,7 @@ export async function main(
     io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (error) {
-    io.stderr.write(`formdeck: ${describe(error)}\n`);
+    io.stderr.write(`formdeck: ${oneLine(error)}\n`);
     return error instanceof UsageError || error instanceof AdminCommandError ? 2 : 1;
   }
 }

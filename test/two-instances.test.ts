@@ -25,7 +25,8 @@ test("two instances on one PostgreSQL and one Redis serve one organization and o
   const [a, b] = servers as [RunningServer, RunningServer];
   // Windows are aligned to the epoch: start well inside one so that it cannot roll over mid-test.
   const leftInWindow = 60_000 - (Date.now() % 60_000);
-  if (leftInWindow < 10_000) await new Promise((resolve) => setTimeout(resolve, leftInWindow + 100));
+  if (leftInWindow < 10_000)
+    await new Promise((resolve) => setTimeout(resolve, leftInWindow + 100));
   const created = await fetch(`${a.url}/api/v1/forms`, {
     method: "POST",
     headers: { "api-key": key, "content-type": "application/json" },

@@ -1,4 +1,4 @@
-import { chmod, rm } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import http from "node:http";
 import net from "node:net";
 import path from "node:path";
@@ -21,7 +21,6 @@ export const adminSocketPath = (dataDir: string) => path.join(dataDir, "formdeck
 
 // sun_path holds 108 bytes on Linux, the terminating NUL included.
 const SOCKET_PATH_MAX_BYTES = 107;
-const BODY_LIMIT_BYTES = 64 * 1024;
 const CLIENT_TIMEOUT_MS = 30_000;
 // The details go to the server log, which the operator reads; the socket says only where.
 const UNEXPECTED_FAILURE = errorBody(
@@ -47,6 +46,12 @@ const isNoServer = (error: unknown) => {
   return code === "ENOENT" || code === "ECONNREFUSED";
 };
 
+/**
+ * A reset before any answer: the server closed while this connection still waited in its
+ * backlog (a CLI holding the store stops as soon as its own command is done), unread.
+ */
+const isClosedUnread = (error: unknown) => (error as NodeJS.ErrnoException).code === "ECONNRESET";
+
 function answersAt(socketPath: string): Promise<boolean> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(socketPath);
@@ -58,32 +63,13 @@ function answersAt(socketPath: string): Promise<boolean> {
   });
 }
 
-/**
- * Throws when a live server answers on `socketPath`. listenAdminSocket checks this itself; a
- * server may also call it before opening the embedded store, so that a second server on the
- * same DATA_DIR stops before it touches the files.
- */
-export async function assertNoAdminServer(socketPath: string): Promise<void> {
-  if (await answersAt(socketPath)) {
-    throw new Error(
-      `another formdeck server is already using this DATA_DIR (${path.dirname(socketPath)})`,
-    );
-  }
-}
-
 async function readCommand(request: http.IncomingMessage): Promise<AdminCommand> {
   if (request.method !== "POST") {
     throw new AdminCommandError("request: the admin socket accepts only POST");
   }
+  // No size limit: only the owner of the process can connect, and it could do worse.
   const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > BODY_LIMIT_BYTES) {
-      throw new AdminCommandError(`body: must be at most ${BODY_LIMIT_BYTES} bytes`);
-    }
-    chunks.push(chunk);
-  }
+  for await (const chunk of request as AsyncIterable<Buffer>) chunks.push(chunk);
   let value: unknown;
   try {
     value = JSON.parse(Buffer.concat(chunks).toString("utf8"));
@@ -118,10 +104,58 @@ async function answer(
   }
 }
 
+/** Error of a socket path another live process holds: it answers there. */
+export class DataDirInUseError extends Error {
+  constructor(socketPath: string) {
+    super(`another formdeck process is already using this DATA_DIR (${path.dirname(socketPath)})`);
+  }
+}
+
+function bind(server: http.Server, socketPath: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    // bind() runs inside listen(), synchronously: with this umask the socket file never
+    // exists, even for an instant, with a mode that lets other users connect.
+    const previousUmask = process.umask(0o177);
+    try {
+      server.listen(socketPath, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    } finally {
+      process.umask(previousUmask);
+    }
+  });
+}
+
+const inUse = (error: unknown) => (error as NodeJS.ErrnoException).code === "EADDRINUSE";
+
+/**
+ * bind() is the atomic claim: of two processes starting together, one gets EADDRINUSE. Only a
+ * file nobody answers on (its process crashed) is removed, and the claim made again.
+ */
+async function claim(server: http.Server, socketPath: string): Promise<void> {
+  try {
+    return await bind(server, socketPath);
+  } catch (error) {
+    if (!inUse(error)) throw error;
+  }
+  if (!(await answersAt(socketPath))) {
+    await rm(socketPath, { force: true });
+    try {
+      return await bind(server, socketPath);
+    } catch (error) {
+      if (!inUse(error)) throw error;
+    }
+  }
+  throw new DataDirInUseError(socketPath);
+}
+
 /**
  * Serves admin commands on a Unix socket only the owner of the process can open (mode 0600).
- * Throws when another live server holds `socketPath`. A server must treat that as fatal: the
- * CLI opens the store itself whenever nobody answers on the socket.
+ * Throws DataDirInUseError when another live process holds `socketPath`. Whoever opens the
+ * embedded store must hold its socket first, and treat this refusal as fatal: the CLI opens
+ * the store itself whenever nobody answers on the socket.
  */
 export async function listenAdminSocket(options: {
   db: Queryable;
@@ -134,33 +168,15 @@ export async function listenAdminSocket(options: {
       `the admin socket path ${socketPath} is longer than ${SOCKET_PATH_MAX_BYTES} bytes, the limit for Unix sockets: use a shorter DATA_DIR`,
     );
   }
-  await assertNoAdminServer(socketPath);
-  // Nobody answers: whatever is there was left behind by a server that crashed.
-  await rm(socketPath, { force: true });
+  // The socket is claimed before the store is opened, which is what creates DATA_DIR otherwise.
+  await mkdir(path.dirname(socketPath), { recursive: true });
   const server = http.createServer((request, response) => {
     void answer(db, log, request, response);
   });
-  server.on("clientError", (_error, socket) => socket.destroy());
-  // The socket file is created by bind() inside listen(): with this umask it never exists,
-  // even for an instant, with a mode that lets other users connect.
-  const previousUmask = process.umask(0o177);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(socketPath, () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
-  } finally {
-    process.umask(previousUmask);
-  }
-  await chmod(socketPath, 0o600);
+  await claim(server, socketPath);
   return {
-    async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await rm(socketPath, { force: true });
-    },
+    // Node unlinks the socket files its servers created when they close.
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
 
@@ -183,7 +199,8 @@ function settle(status: number, body: string): AdminResult {
 
 /**
  * Sends a command to the server listening on `socketPath`. Resolves `no-server` when nothing
- * listens there (no socket file, or one left by a crash), so the caller may open the store.
+ * listens there (no socket file, or one left by a crash) or the server closed the connection
+ * before answering, so the caller may try again or open the store.
  */
 export function sendAdminCommand(socketPath: string, command: AdminCommand): Promise<AdminReply> {
   // No server can listen on a path too long to bind (listenAdminSocket refuses it).
@@ -219,7 +236,7 @@ export function sendAdminCommand(socketPath: string, command: AdminCommand): Pro
       );
     });
     request.on("error", (error) =>
-      isNoServer(error) ? resolve({ kind: "no-server" }) : reject(error),
+      isNoServer(error) || isClosedUnread(error) ? resolve({ kind: "no-server" }) : reject(error),
     );
     request.end(body);
   });
