@@ -45,9 +45,15 @@ export function isTimeZone(value: string): boolean {
   return known;
 }
 
+// Written out as `scheme://…`, with no space or control character: URL parsing silently drops
+// tabs, line breaks and surrounding spaces, and reads `https:\\host` or `http:/host` as absolute,
+// so a value it accepts could still be stored with a line break, or be read by a browser otherwise.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses.
+const URL_TEXT = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\u0000-\u0020\u007f]+$/;
+
 /** An absolute URL with one of `protocols` and a host. */
 export function isAbsoluteUrl(value: string, protocols: readonly string[]): boolean {
-  if (!URL.canParse(value)) return false;
+  if (!URL_TEXT.test(value) || !URL.canParse(value)) return false;
   const url = new URL(value);
   return protocols.includes(url.protocol) && url.hostname !== "";
 }
