@@ -1,4 +1,5 @@
-import { type AdminSocket, adminSocketPath, listenAdminSocket } from "./admin/admin-socket.ts";
+import { type AdminSocket, listenAdminSocket } from "./admin/admin-socket.ts";
+import { adminSocketPath } from "./admin/admin-socket-protocol.ts";
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { type Database, openDatabase, type Queryable } from "./db/database.ts";

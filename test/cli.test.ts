@@ -10,11 +10,11 @@ import { listAllOrganizations } from "../src/admin/admin.service.ts";
 import { type AdminCommand, AdminCommandError } from "../src/admin/admin-commands.ts";
 import {
   type AdminSocket,
-  adminSocketPath,
   DataDirInUseError,
   listenAdminSocket,
-  sendAdminCommand,
 } from "../src/admin/admin-socket.ts";
+import { sendAdminCommand } from "../src/admin/admin-socket-client.ts";
+import { adminSocketPath } from "../src/admin/admin-socket-protocol.ts";
 import { main } from "../src/cli.ts";
 import { type Database, openDatabase, type Queryable } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrations.ts";

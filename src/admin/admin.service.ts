@@ -58,6 +58,13 @@ const keyView = (key: ApiKeyRow): ApiKeyView => ({
   revokedAt: key.revokedAt?.toISOString() ?? null,
 });
 
+const noSuchOrganization = (organizationId: string) =>
+  new AdminError(`organization ${organizationId} does not exist`);
+
+async function requireOrganization(db: Queryable, organizationId: string): Promise<void> {
+  if (!(await findOrganization(db, organizationId))) throw noSuchOrganization(organizationId);
+}
+
 export async function createOrganization(
   db: Queryable,
   input: { name: string; plan: Plan },
@@ -81,7 +88,7 @@ export async function changePlan(
   plan: Plan,
 ): Promise<OrganizationView> {
   const org = await setOrganizationPlan(db, organizationId, plan);
-  if (!org) throw new AdminError(`organization ${organizationId} does not exist`);
+  if (!org) throw noSuchOrganization(organizationId);
   return orgView(org);
 }
 
@@ -90,9 +97,7 @@ export async function createApiKey(
   db: Queryable,
   input: { organizationId: string; scope: Scope; name: string },
 ): Promise<ApiKeyView & { key: string }> {
-  if (!(await findOrganization(db, input.organizationId))) {
-    throw new AdminError(`organization ${input.organizationId} does not exist`);
-  }
+  await requireOrganization(db, input.organizationId);
   const key = generateApiKey();
   const row = await insertApiKey(db, {
     id: newId("key"),
@@ -110,9 +115,7 @@ export async function listOrganizationKeys(
   db: Queryable,
   organizationId: string,
 ): Promise<ApiKeyView[]> {
-  if (!(await findOrganization(db, organizationId))) {
-    throw new AdminError(`organization ${organizationId} does not exist`);
-  }
+  await requireOrganization(db, organizationId);
   return (await listApiKeys(db, organizationId)).map(keyView);
 }
 

@@ -1,0 +1,91 @@
+import http from "node:http";
+import net from "node:net";
+import type { AdminCommand, AdminResult } from "./admin-commands.ts";
+import { fitsSocketPath, OPERATOR_ERRORS } from "./admin-socket-protocol.ts";
+
+const CLIENT_TIMEOUT_MS = 30_000;
+
+/** ENOENT: no socket file; ECONNREFUSED: a file left behind by a process that is gone. */
+const isNoServer = (error: unknown) => {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === "ENOENT" || code === "ECONNREFUSED";
+};
+
+/**
+ * A reset before any answer: the server closed while this connection still waited in its
+ * backlog (a CLI holding the store stops as soon as its own command is done), unread.
+ */
+const isClosedUnread = (error: unknown) => (error as NodeJS.ErrnoException).code === "ECONNRESET";
+
+/** Whether a live process listens on `socketPath`, as opposed to nothing or a stale file. */
+export function answersAt(socketPath: string): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(socketPath);
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", (error) => (isNoServer(error) ? resolve(false) : reject(error)));
+  });
+}
+
+export type AdminReply = { kind: "result"; result: AdminResult } | { kind: "no-server" };
+
+/** Turns the server's answer back into what runAdminCommand would have returned or thrown. */
+function settle(status: number, body: string): AdminResult {
+  let parsed: { error?: { message?: unknown } };
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw new Error(`the formdeck admin socket answered ${status} with a body that is not JSON`);
+  }
+  if (status === 200) return parsed as AdminResult;
+  const message = String(parsed?.error?.message ?? `the formdeck server answered ${status}`);
+  const operatorError = OPERATOR_ERRORS.find((known) => known.status === status);
+  throw operatorError ? new operatorError.type(message) : new Error(message);
+}
+
+/**
+ * Sends a command to the server listening on `socketPath`. Resolves `no-server` when nothing
+ * listens there (no socket file, or one left by a crash) or the server closed the connection
+ * before answering, so the caller may try again or open the store.
+ */
+export function sendAdminCommand(socketPath: string, command: AdminCommand): Promise<AdminReply> {
+  // No server can listen on a path too long to bind (listenAdminSocket refuses it).
+  if (!fitsSocketPath(socketPath)) return Promise.resolve({ kind: "no-server" });
+  const body = JSON.stringify(command);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      {
+        socketPath,
+        method: "POST",
+        path: "/",
+        agent: false,
+        timeout: CLIENT_TIMEOUT_MS,
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("error", reject);
+        response.on("end", () => {
+          try {
+            const body = Buffer.concat(chunks).toString("utf8");
+            resolve({ kind: "result", result: settle(response.statusCode ?? 0, body) });
+          } catch (error) {
+            reject(error);
+          }
+        });
+      },
+    );
+    request.on("timeout", () => {
+      request.destroy(
+        new Error(`the formdeck server did not answer within ${CLIENT_TIMEOUT_MS / 1000} s`),
+      );
+    });
+    request.on("error", (error) =>
+      isNoServer(error) || isClosedUnread(error) ? resolve({ kind: "no-server" }) : reject(error),
+    );
+    request.end(body);
+  });
+}
