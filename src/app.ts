@@ -30,7 +30,7 @@ export async function buildApp({ config, db, limiter, logger }: AppDependencies)
       return typeof given === "string" && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
     },
     // A form id far longer than ours still reaches the route, to be answered 404 after the key check.
-    routerOptions: { maxParamLength: 16_384 },
+    routerOptions: { maxParamLength: 65_536 },
     clientErrorHandler,
     // While draining, a request that still arrives on an open connection is served (with
     // `Connection: close`) rather than refused with a body outside the spec's shape.

@@ -15,8 +15,9 @@ function fromFramework(error: FastifyError, bodyLimit: number): AppError | null 
     case "FST_ERR_BAD_URL":
       return new AppError("bad_request", "url: is not valid percent-encoding");
   }
+  // Fastify's messages can quote the whole URL back; the client sent it, and needs no copy.
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-    return new AppError("bad_request", error.message);
+    return new AppError("bad_request", "request: is not valid");
   }
   return null;
 }

@@ -14,7 +14,9 @@ export function isDate(value: string): boolean {
   const match = DATE.exec(value);
   if (!match) return false;
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
+  const date = new Date(0);
+  // setUTCFullYear, unlike Date.UTC, does not read years 0 to 99 as 1900 to 1999.
+  date.setUTCFullYear(year, month - 1, day);
   // Date.UTC rolls 2026-02-30 over to March; a real date survives the round trip.
   return (
     date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
@@ -31,6 +33,8 @@ const zoneCache = new Map<string, boolean>();
 
 /** An IANA zone the runtime can compute times in; `UTC` and aliases such as `Asia/Kolkata` too. */
 export function isTimeZone(value: string): boolean {
+  // Names only: the runtime also takes offsets such as `+05:30`, which are not IANA zones.
+  if (!/^[A-Za-z]/.test(value)) return false;
   let known = zoneCache.get(value);
   if (known === undefined) {
     try {

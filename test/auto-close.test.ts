@@ -202,6 +202,8 @@ describe("autoCloseInstant", () => {
     assert.equal(at("2026-07-04", "20:00", "America/New_York"), "2026-07-05T00:00:00.000Z");
     assert.equal(at("2026-12-31", "23:59", "Pacific/Kiritimati"), "2026-12-31T09:59:00.000Z");
     assert.equal(at("2028-02-29", "00:00", "UTC"), "2028-02-29T00:00:00.000Z");
+    // Years below 100 are themselves, not 1900 to 1999.
+    assert.equal(at("0050-06-01", "10:00", "UTC"), "0050-06-01T10:00:00.000Z");
   });
 
   test("a time the spring-forward gap skips lands just after the gap", () => {

@@ -1,3 +1,10 @@
+/** Date.UTC, except that years 0 to 99 stay themselves instead of becoming 1900 to 1999. */
+function utc(year: number, month: number, day: number, hour: number, minute: number, second = 0) {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date.setUTCHours(hour, minute, second);
+}
+
 /** Offset of `timeZone` from UTC at `instant`, in milliseconds. */
 function zoneOffset(instant: number, timeZone: string): number {
   const parts = new Intl.DateTimeFormat("en-US", {
@@ -11,9 +18,9 @@ function zoneOffset(instant: number, timeZone: string): number {
     second: "2-digit",
   }).formatToParts(instant);
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
-  const wall = Date.UTC(
+  const wall = utc(
     get("year"),
-    get("month") - 1,
+    get("month"),
     get("day"),
     get("hour"),
     get("minute"),
@@ -42,7 +49,7 @@ export function autoCloseInstant(settings: AutoCloseSettings): Date | null {
   if (!autoCloseEnabled || !autoCloseDate || !autoCloseTime || !autoCloseTimezone) return null;
   const [year, month, day] = autoCloseDate.split("-").map(Number) as [number, number, number];
   const [hour, minute] = autoCloseTime.split(":").map(Number) as [number, number];
-  const wall = Date.UTC(year, month - 1, day, hour, minute);
+  const wall = utc(year, month, day, hour, minute);
   // The offsets a day either side are the two in play around any transition.
   const offsets = [
     zoneOffset(wall - DAY, autoCloseTimezone),
