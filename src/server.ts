@@ -1,8 +1,8 @@
-import { type AdminSocket, listenAdminSocket } from "./admin/admin-socket.ts";
-import { adminSocketPath } from "./admin/admin-socket-protocol.ts";
+import type { AdminSocket } from "./admin/admin-socket.ts";
+import { openEmbeddedStore } from "./admin/embedded-store.ts";
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
-import { type Database, openDatabase, type Queryable } from "./db/database.ts";
+import { type Database, openDatabase } from "./db/database.ts";
 import { migrate } from "./db/migrations.ts";
 import { startAutoCloseSweep } from "./forms/auto-close-sweep.ts";
 import { createLogger } from "./logger.ts";
@@ -19,35 +19,24 @@ try {
 
 const logger = createLogger(config.logLevel);
 
-/**
- * The embedded store belongs to one process. Claiming its admin socket first both refuses a
- * second server on the same DATA_DIR and lets the CLI reach this one while it runs.
- */
+/** PostgreSQL as it is; the embedded store behind its admin socket, for the CLI to reach. */
 async function openStore(): Promise<{ db: Database; adminSocket: AdminSocket | null }> {
   if (config.databaseUrl) {
     const db = await openDatabase(config);
+    logApplied(await migrate(db));
     return { db, adminSocket: null };
   }
-  const dataDir = config.dataDir as string;
-  let ready: (db: Database) => void = () => {};
-  const opened = new Promise<Database>((resolve) => {
-    ready = resolve;
-  });
-  const deferred: Queryable = { query: async (sql, params) => (await opened).query(sql, params) };
-  const adminSocket = await listenAdminSocket({
-    db: deferred,
-    socketPath: adminSocketPath(dataDir),
-    log: logger,
-  });
-  const db = await openDatabase(config);
-  ready(db);
-  return { db, adminSocket };
+  const { db, socket, applied } = await openEmbeddedStore(config.dataDir as string, logger);
+  logApplied(applied);
+  return { db, adminSocket: socket };
+}
+
+function logApplied(migrations: string[]) {
+  if (migrations.length > 0) logger.info({ migrations }, "migrations applied");
 }
 
 async function start() {
   const { db, adminSocket } = await openStore();
-  const applied = await migrate(db);
-  if (applied.length > 0) logger.info({ migrations: applied }, "migrations applied");
   const limiter = createRateLimiter({
     redisUrl: config.redisUrl,
     windowSeconds: config.rateLimitWindowSeconds,

@@ -2,9 +2,10 @@ import type { Config } from "../config.ts";
 import { type Database, type DatabaseOptions, openDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrations.ts";
 import { type AdminCommand, type AdminResult, runAdminCommand } from "./admin-commands.ts";
-import { DataDirInUseError, listenAdminSocket } from "./admin-socket.ts";
+import { DataDirInUseError } from "./admin-socket.ts";
 import { sendAdminCommand } from "./admin-socket-client.ts";
 import { adminSocketPath } from "./admin-socket-protocol.ts";
+import { openEmbeddedStore } from "./embedded-store.ts";
 
 // How often the CLI retries after losing the race for the socket to another CLI.
 const CLAIM_ATTEMPTS = 3;
@@ -29,25 +30,15 @@ async function runOnPostgres(databaseUrl: string, command: AdminCommand): Promis
   }
 }
 
-/** Opens the store while holding its admin socket, so that no server opens it meanwhile. */
+/** Runs the command on the embedded store, holding its socket so that no server opens it meanwhile. */
 async function runHoldingSocket(dataDir: string, command: AdminCommand): Promise<AdminResult> {
-  const store = Promise.withResolvers<Database>();
-  // Only commands of other CLIs queued on the socket wait for it; ours reports its own failure.
-  store.promise.catch(() => {});
-  const socket = await listenAdminSocket({
-    db: { query: async (sql, params) => (await store.promise).query(sql, params) },
-    socketPath: adminSocketPath(dataDir),
-    log: { error() {} },
-  });
-  let db: Database | undefined;
+  const { db, socket } = await openEmbeddedStore(dataDir, { error() {} });
   try {
-    store.resolve(openMigrated({ databaseUrl: null, dataDir }));
-    db = await store.promise;
     return await runAdminCommand(db, command);
   } finally {
     // The socket first: commands queued on it finish before the store closes.
     await socket.close();
-    await db?.close();
+    await db.close();
   }
 }
 
