@@ -82,6 +82,7 @@ function describe(error: ErrorObject, unknownReason: (member: string) => string)
     case "maxItems":
       return invalid(member, `must have at most ${p.limit} items`);
     case "pattern":
+      // The schemas' only pattern is the name's `\S`.
       return invalid(member, "must not be blank");
     default:
       return invalid(member, error.message ?? "is not valid");
