@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { buildTestApp } from "./helpers.ts";
+import { type buildTestApp, createTenant } from "./helpers.ts";
 
 export type App = Awaited<ReturnType<typeof buildTestApp>>["app"];
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are compared whole with deepEqual.
@@ -169,6 +169,18 @@ export function client(app: App, key: string) {
 }
 
 export type Client = ReturnType<typeof client>;
+
+/** Clients of a new free organization and of a new paid one, for tests of the plans. */
+export async function freeAndPaidClients(app: App) {
+  const free = await createTenant("free");
+  const paid = await createTenant("paid");
+  return {
+    free: client(app, free.fullKey),
+    paid: client(app, paid.fullKey),
+    freeOrg: free.org.id,
+    paidOrg: paid.org.id,
+  };
+}
 
 /** A create that must be refused with `expected`, leaving the organization's forms as they were. */
 export async function assertCreateRefused(

@@ -4,13 +4,13 @@ import {
   assertNoSecret,
   type Body,
   type Client,
-  client,
   DEFAULTS,
   expectedForm,
+  freeAndPaidClients,
   listItemOf,
   TIMESTAMP,
 } from "./form-fixtures.ts";
-import { buildTestApp, closeTestDatabase, createTenant } from "./helpers.ts";
+import { buildTestApp, closeTestDatabase } from "./helpers.ts";
 
 /** The members of the spec's create-body table, in its order. */
 const CREATE_MEMBERS = [
@@ -99,12 +99,7 @@ before(async () => {
   const built = await buildTestApp();
   close = built.close;
   db = built.db;
-  const f = await createTenant("free");
-  const p = await createTenant("paid");
-  free = client(built.app, f.fullKey);
-  paid = client(built.app, p.fullKey);
-  freeOrg = f.org.id;
-  paidOrg = p.org.id;
+  ({ free, paid, freeOrg, paidOrg } = await freeAndPaidClients(built.app));
 });
 
 after(async () => {

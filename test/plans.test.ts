@@ -8,6 +8,7 @@ import {
   client,
   errorOf,
   expectedForm,
+  freeAndPaidClients,
   MISSING_ID,
   NOT_FOUND,
   unprocessable,
@@ -29,12 +30,7 @@ let paidOrg: string;
 
 before(async () => {
   built = await buildTestApp();
-  const f = await createTenant("free");
-  const p = await createTenant("paid");
-  free = client(built.app, f.fullKey);
-  paid = client(built.app, p.fullKey);
-  freeOrg = f.org.id;
-  paidOrg = p.org.id;
+  ({ free, paid, freeOrg, paidOrg } = await freeAndPaidClients(built.app));
 });
 
 after(async () => {
