@@ -1,5 +1,6 @@
 import { Redis } from "ioredis";
-import { createMemoryRateLimiter, decideFromCount, fixedWindowAt } from "./memory-rate-limiter.ts";
+import { decideFromCount, fixedWindowAt } from "./fixed-window.ts";
+import { createMemoryRateLimiter } from "./memory-rate-limiter.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 
 /** The part of a pino (Fastify) logger the limiter reports Redis outages to. */
