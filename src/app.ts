@@ -25,6 +25,7 @@ export async function buildApp({ config, db, limiter, logger }: AppDependencies)
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
     genReqId: (request) => {
       const given = request.headers["x-request-id"];
       return typeof given === "string" && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();

@@ -14,6 +14,8 @@ export interface Config {
   readonly bodyLimitBytes: number;
   readonly autoCloseSweepSeconds: number;
   readonly logLevel: string;
+  /** Whether X-Forwarded-For names the client: true only behind a reverse proxy that sets it. */
+  readonly trustProxy: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -25,6 +27,13 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new ConfigError(`${name}: must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = env[name]?.trim() ?? "";
+  if (raw === "" || raw === "false") return false;
+  if (raw === "true") return true;
+  throw new ConfigError(`${name}: must be true or false, got "${raw}"`);
 }
 
 function text(env: NodeJS.ProcessEnv, name: string): string | null {
@@ -67,5 +76,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: integer(env, "BODY_LIMIT_BYTES", 1_048_576, 1024, 104_857_600),
     autoCloseSweepSeconds: integer(env, "AUTO_CLOSE_SWEEP_SECONDS", 60, 1, 86_400),
     logLevel,
+    trustProxy: flag(env, "TRUST_PROXY"),
   });
 }
