@@ -4,12 +4,15 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, errorBody } from "./errors.ts";
 
 /** Fastify's own errors that a client can cause, and what each one says to that client. */
-function fromFramework(error: FastifyError, bodyLimit: number): AppError | null {
+function fromFramework(error: FastifyError, request: FastifyRequest): AppError | null {
   switch (error.code) {
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return new AppError("unsupported_media_type", "Content-Type: must be application/json");
     case "FST_ERR_CTP_BODY_TOO_LARGE":
-      return new AppError("payload_too_large", `body: must be at most ${bodyLimit} bytes`);
+      return new AppError(
+        "payload_too_large",
+        `body: must be at most ${request.server.initialConfig.bodyLimit} bytes`,
+      );
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
       return new AppError("unprocessable_entity", "body: is not valid JSON");
     case "FST_ERR_BAD_URL":
@@ -23,13 +26,14 @@ function fromFramework(error: FastifyError, bodyLimit: number): AppError | null 
 }
 
 /** For errors Fastify raises before routing (a URL that cannot be decoded). */
-export function frameworkErrors(
-  error: FastifyError,
-  _request: FastifyRequest,
-  reply: FastifyReply,
-) {
-  const known = fromFramework(error, 0) ?? new AppError("bad_request", "request: is not valid");
-  return reply.code(known.statusCode).send(errorBody(known.code, known.message));
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const known =
+    fromFramework(error, request) ?? new AppError("bad_request", "request: is not valid");
+  // These replies skip the app's onSend hooks, which set the request id everywhere else.
+  return reply
+    .code(known.statusCode)
+    .header("X-Request-Id", request.id)
+    .send(errorBody(known.code, known.message));
 }
 
 /**
@@ -37,10 +41,8 @@ export function frameworkErrors(
  * client caused are mapped to ours; anything else is logged and answered with a generic 500.
  */
 export function registerErrorHandling(app: FastifyInstance) {
-  const bodyLimit = app.initialConfig.bodyLimit ?? 1_048_576;
-
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const known = error instanceof AppError ? error : fromFramework(error, bodyLimit);
+    const known = error instanceof AppError ? error : fromFramework(error, request);
     if (known) {
       return reply.code(known.statusCode).send(errorBody(known.code, known.message));
     }

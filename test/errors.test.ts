@@ -125,10 +125,11 @@ describe("errors answered through the application", () => {
   test("a URL with malformed percent-encoding → 400", async () => {
     const res = await testApp.app.inject({
       url: `${FORMS}/%E0%A4%A`,
-      headers: { "api-key": fullKey },
+      headers: { "api-key": fullKey, "x-request-id": "bad-url-1" },
     });
     assert.equal(res.statusCode, 400);
     assert.deepEqual(res.json(), badUrl);
+    assert.equal(res.headers["x-request-id"], "bad-url-1");
   });
 });
 

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
+import { API_PREFIX } from "../api-prefix.ts";
 import type { Database } from "../db/database.ts";
 import { errorResponses } from "../errors.ts";
 import {
@@ -47,10 +48,7 @@ export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (a
     },
     async (request, reply) => {
       const form = await forms.createForm(db, request.owner, request.body);
-      return reply
-        .code(201)
-        .header("Location", `${request.url.split("?")[0]}/${form.id}`)
-        .send(form);
+      return reply.code(201).header("Location", `${API_PREFIX}/forms/${form.id}`).send(form);
     },
   );
 
