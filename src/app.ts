@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyBaseLogger } from "fastify";
 import { API_PREFIX } from "./api-prefix.ts";
+import type { KeyOwner } from "./auth/api-keys.repository.ts";
 import { registerAuthentication } from "./auth/authenticate.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
@@ -18,10 +19,16 @@ export interface AppDependencies {
   limiter: RateLimiter;
   /** Silent when absent, as in tests. */
   logger?: FastifyBaseLogger;
+  /**
+   * Benchmarks only, never set from configuration: every keyed route acts as this owner with no
+   * key check and no rate limit, so that their cost can be measured as a difference.
+   */
+  withoutAuthenticationAs?: KeyOwner;
 }
 
 /** Builds the HTTP application; the caller owns the database and the limiter and closes them. */
-export async function buildApp({ config, db, limiter, logger }: AppDependencies) {
+export async function buildApp(dependencies: AppDependencies) {
+  const { config, db, limiter, logger, withoutAuthenticationAs } = dependencies;
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: config.bodyLimitBytes,
@@ -45,12 +52,19 @@ export async function buildApp({ config, db, limiter, logger }: AppDependencies)
     reply.header("X-Request-Id", request.id);
   });
   await registerOpenApi(app);
-  registerAuthentication(app, {
-    db,
-    limiter,
-    keyQuota: config.rateLimitMax,
-    addressQuota: config.rateLimitUnauthenticatedMax,
-  });
+  if (withoutAuthenticationAs) {
+    app.decorateRequest("owner", null as unknown as KeyOwner);
+    app.addHook("onRequest", async (request) => {
+      request.owner = withoutAuthenticationAs;
+    });
+  } else {
+    registerAuthentication(app, {
+      db,
+      limiter,
+      keyQuota: config.rateLimitMax,
+      addressQuota: config.rateLimitUnauthenticatedMax,
+    });
+  }
   await app.register(healthRoutes, { db });
   await app.register(formsRoutes, { prefix: API_PREFIX, db });
   return app;
