@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger } from "fastify";
 import { API_PREFIX } from "./api-prefix.ts";
 import type { KeyOwner } from "./auth/api-keys.repository.ts";
 import { registerAuthentication } from "./auth/authenticate.ts";
+import { KeyCache } from "./auth/key-cache.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from "./error-handling.ts";
@@ -58,8 +59,11 @@ export async function buildApp(dependencies: AppDependencies) {
       request.owner = withoutAuthenticationAs;
     });
   } else {
+    const keys = new KeyCache(db);
+    app.addHook("onClose", () => keys.close());
     registerAuthentication(app, {
       db,
+      keys,
       limiter,
       keyQuota: config.rateLimitMax,
       addressQuota: config.rateLimitUnauthenticatedMax,

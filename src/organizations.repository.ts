@@ -1,4 +1,5 @@
 import type { Plan } from "./auth/api-keys.ts";
+import { KEY_CHANGES_CHANNEL, keyChange } from "./auth/key-cache.ts";
 import type { Queryable } from "./db/database.ts";
 
 export interface Organization {
@@ -37,8 +38,10 @@ export async function setOrganizationPlan(
   plan: Plan,
 ): Promise<Organization | null> {
   const rows = await db.query<Organization>(
-    `UPDATE organizations SET plan = $2 WHERE id = $1 RETURNING ${ORG_COLUMNS}`,
-    [id, plan],
+    // Announced in the same statement, so that no instance keeps serving the old plan.
+    `UPDATE organizations SET plan = $2 WHERE id = $1
+      RETURNING ${ORG_COLUMNS}, pg_notify($3, $4) IS NULL AS announced`,
+    [id, plan, KEY_CHANGES_CHANNEL, keyChange.organization(id)],
   );
   return rows[0] ?? null;
 }

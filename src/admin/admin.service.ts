@@ -11,6 +11,7 @@ import {
   type Plan,
   type Scope,
 } from "../auth/api-keys.ts";
+import { announceInThisProcess, keyChange } from "../auth/key-cache.ts";
 import type { Queryable } from "../db/database.ts";
 import { newId } from "../ids.ts";
 import {
@@ -89,6 +90,7 @@ export async function changePlan(
 ): Promise<OrganizationView> {
   const org = await setOrganizationPlan(db, organizationId, plan);
   if (!org) throw noSuchOrganization(organizationId);
+  announceInThisProcess(keyChange.organization(organizationId));
   return orgView(org);
 }
 
@@ -122,5 +124,6 @@ export async function listOrganizationKeys(
 export async function revokeKey(db: Queryable, keyId: string): Promise<ApiKeyView> {
   const row = await revokeApiKey(db, keyId);
   if (!row) throw new AdminError(`key ${keyId} does not exist`);
+  announceInThisProcess(keyChange.key(keyId));
   return keyView(row);
 }

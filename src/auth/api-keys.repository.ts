@@ -1,5 +1,6 @@
 import type { Queryable } from "../db/database.ts";
 import type { Plan, Scope } from "./api-keys.ts";
+import { KEY_CHANGES_CHANNEL, keyChange } from "./key-cache.ts";
 
 export interface KeyOwner {
   keyId: string;
@@ -62,9 +63,10 @@ export function listApiKeys(db: Queryable, organizationId: string): Promise<ApiK
 /** Revokes the key; revoking it again keeps the first revocation time. Null for an unknown key. */
 export async function revokeApiKey(db: Queryable, keyId: string): Promise<ApiKeyRow | null> {
   const rows = await db.query<ApiKeyRow>(
+    // Announced in the same statement, so that no instance keeps accepting the key.
     `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
-      WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
-    [keyId],
+      WHERE id = $1 RETURNING ${KEY_COLUMNS}, pg_notify($2, $3) IS NULL AS announced`,
+    [keyId, KEY_CHANGES_CHANNEL, keyChange.key(keyId)],
   );
   return rows[0] ?? null;
 }

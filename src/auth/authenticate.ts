@@ -4,6 +4,7 @@ import { AppError } from "../errors.ts";
 import type { RateLimitDecision, RateLimiter } from "../rate-limit/rate-limiter.ts";
 import { findActiveKey, type KeyOwner } from "./api-keys.repository.ts";
 import { hashApiKey, type Scope } from "./api-keys.ts";
+import type { KeyCache } from "./key-cache.ts";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -18,6 +19,7 @@ declare module "fastify" {
 
 export interface AuthOptions {
   db: Database;
+  keys: KeyCache;
   limiter: RateLimiter;
   /** Requests per window for one key. */
   keyQuota: number;
@@ -45,7 +47,7 @@ function tooManyRequests(reply: FastifyReply, decision: RateLimitDecision): AppE
  * Requests without a valid key spend a quota of their client address, never an organization's.
  */
 export function registerAuthentication(app: FastifyInstance, options: AuthOptions) {
-  const { db, limiter, keyQuota, addressQuota } = options;
+  const { db, keys, limiter, keyQuota, addressQuota } = options;
   app.decorateRequest("owner", null as unknown as KeyOwner);
 
   async function refuseUnknown(request: FastifyRequest, reply: FastifyReply, reason: string) {
@@ -61,7 +63,8 @@ export function registerAuthentication(app: FastifyInstance, options: AuthOption
     if (typeof key !== "string" || key === "") {
       return refuseUnknown(request, reply, "the header is required");
     }
-    const owner = await findActiveKey(db, hashApiKey(key));
+    const keyHash = hashApiKey(key);
+    const owner = await keys.owner(keyHash, () => findActiveKey(db, keyHash));
     if (!owner) return refuseUnknown(request, reply, "is not a valid key");
     const decision = await limiter.consume(`key:${owner.keyId}`, keyQuota);
     if (!decision.allowed) throw tooManyRequests(reply, decision);

@@ -1,5 +1,6 @@
 import { mkdir } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import pg from "pg";
 
 /** Anything that runs parameterized SQL: the database itself or one of its transactions. */
@@ -7,8 +8,18 @@ export interface Queryable {
   query<Row>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
 }
 
+export interface NotificationHandlers {
+  message(payload: string): void;
+  /** Listening: from now on every notification arrives. */
+  connected(): void;
+  /** Not listening, until `connected` again: notifications sent meanwhile are lost. */
+  disconnected(): void;
+}
+
 export interface Database extends Queryable {
   readonly kind: "pglite" | "postgres";
+  /** Delivers what NOTIFY sends on `channel`; the returned function stops listening. */
+  listen(channel: string, handlers: NotificationHandlers): () => Promise<void>;
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -26,13 +37,21 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 async function openPglite(dataDir: string | null): Promise<Database> {
   if (dataDir) await mkdir(dataDir, { recursive: true });
-  const db = await PGlite.create(dataDir ?? undefined);
+  const db = await PGlite.create(dataDir ?? undefined, { extensions: { pg_trgm } });
   const run = async <Row>(q: Pick<PGlite, "query">, sql: string, params?: readonly unknown[]) =>
     (await q.query<Row>(sql, params as unknown[])).rows;
   return {
     kind: "pglite",
     query: (sql, params) => run(db, sql, params),
     transaction: (work) => db.transaction((tx) => work({ query: (sql, p) => run(tx, sql, p) })),
+    listen(channel, handlers) {
+      // One process owns an embedded store, so its listener is never cut off.
+      const stop = db.listen(channel, handlers.message).then((unlisten) => {
+        handlers.connected();
+        return unlisten;
+      });
+      return async () => (await stop)();
+    },
     close: () => db.close(),
   };
 }
@@ -70,6 +89,60 @@ async function openPostgres(connectionString: string): Promise<Database> {
         client.release(broken);
       }
     },
+    listen: (channel, handlers) => listenWithReconnect(connectionString, channel, handlers),
     close: () => pool.end(),
+  };
+}
+
+const RECONNECT_DELAY_MS = 1_000;
+
+/** A connection of its own that LISTENs, and connects again whenever it is lost. */
+function listenWithReconnect(
+  connectionString: string,
+  channel: string,
+  handlers: NotificationHandlers,
+): () => Promise<void> {
+  let stopped = false;
+  let client: pg.Client | null = null;
+  let retry: NodeJS.Timeout | undefined;
+
+  const lost = () => {
+    if (!client) return;
+    client = null;
+    handlers.disconnected();
+    if (!stopped) retry = setTimeout(connect, RECONNECT_DELAY_MS);
+  };
+  async function connect() {
+    const candidate = new pg.Client({ connectionString, connectionTimeoutMillis: 5_000 });
+    candidate.on("notification", (note) => {
+      if (note.channel === channel) handlers.message(note.payload ?? "");
+    });
+    candidate.on("error", () => candidate.end().catch(() => {}));
+    candidate.on("end", () => {
+      if (client === candidate) lost();
+    });
+    try {
+      await candidate.connect();
+      // The channel is a constant of ours; LISTEN takes no parameters.
+      await candidate.query(`LISTEN ${channel}`);
+    } catch {
+      await candidate.end().catch(() => {});
+      if (!stopped) retry = setTimeout(connect, RECONNECT_DELAY_MS);
+      return;
+    }
+    if (stopped) {
+      await candidate.end();
+      return;
+    }
+    client = candidate;
+    handlers.connected();
+  }
+  void connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    const current = client;
+    client = null;
+    await current?.end();
   };
 }

@@ -124,18 +124,12 @@ export interface ListFilter {
   namePattern: string | null;
 }
 
-// The filter is one fixed statement: an absent filter is a NULL parameter, never edited-in SQL.
-// `first` is the number of the filter's first parameter.
-const matches = (first: number) => `organization_id = $${first}
-  AND ($${first + 1}::text IS NULL OR type = $${first + 1})
-  AND ($${first + 2}::text IS NULL OR name ILIKE $${first + 2} ESCAPE '\\')`;
+export type ListSort = "createdAt" | "submissions";
 
-export async function countForms(db: Queryable, filter: ListFilter): Promise<number> {
-  const rows = await db.query<{ total: number }>(
-    `SELECT count(*)::int AS total FROM forms WHERE ${matches(1)}`,
-    [filter.organizationId, filter.type, filter.namePattern],
-  );
-  return rows[0]?.total ?? 0;
+export interface FormPage {
+  /** How many forms match the filter, on every page. */
+  total: number;
+  rows: FormListRow[];
 }
 
 const ORDER_BY = {
@@ -143,22 +137,75 @@ const ORDER_BY = {
   submissions: "submissions DESC, id DESC",
 } as const;
 
-export function listFormPage(
+const PAGE_ORDER = {
+  createdAt: `p."createdAt" DESC, p.id DESC`,
+  submissions: "p.submissions DESC, p.id DESC",
+} as const;
+
+const LIST_COLUMNS = `id, name, type, created_at AS "createdAt", updated_at AS "updatedAt",
+  settings -> 'imageCompressionType' AS "imageCompressionType",
+  ${READS_CLOSED} AS "isClosed", submissions, organization_id AS "organizationId"`;
+
+/**
+ * One statement answers a page: its total and its rows. Parameters: $1 now, $2 organization,
+ * $3 type, $4 name pattern, $5 limit, $6 offset. Each filter shape has its own fixed statement,
+ * so that a prepared plan never has to serve a shape it was not made for.
+ */
+function pageStatement(byType: boolean, bySearch: boolean, sort: ListSort): string {
+  // A shape without a filter still names its parameter, as NULL, so that it has a type.
+  const ofType = byType ? "type = $3" : "$3::text IS NULL";
+  const named = bySearch ? "name ILIKE $4" : "$4::text IS NULL";
+  const where = `organization_id = $2 AND ${ofType} AND ${named}`;
+  // Without a search the total is the kept count; with one it is counted, through the trigram
+  // index. A page past the end reads no rows, however large its offset.
+  const total = bySearch
+    ? `SELECT count(*) AS total FROM forms WHERE ${where}`
+    : `SELECT COALESCE(sum(count), 0) AS total FROM form_counts
+        WHERE organization_id = $2 AND ${ofType}`;
+  // The offset is walked in the index alone; only the page's own rows are read from the table.
+  const page = bySearch
+    ? `SELECT ${LIST_COLUMNS} FROM forms WHERE ${where}
+        ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6`
+    : `SELECT ${LIST_COLUMNS} FROM forms WHERE id IN (
+         SELECT id FROM forms WHERE ${where} ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6)`;
+  return `SELECT t.total::int8 AS total, p.* FROM (${total}) t
+    LEFT JOIN LATERAL (${page}) p ON $6::int8 < t.total
+    ORDER BY ${PAGE_ORDER[sort]}`;
+}
+
+const PAGE_STATEMENTS = new Map(
+  [false, true].flatMap((byType) =>
+    [false, true].flatMap((bySearch) =>
+      (["createdAt", "submissions"] as const).map((sort) => [
+        `${byType}:${bySearch}:${sort}`,
+        pageStatement(byType, bySearch, sort),
+      ]),
+    ),
+  ),
+);
+
+export async function listFormPage(
   db: Queryable,
   filter: ListFilter,
-  sort: keyof typeof ORDER_BY,
+  sort: ListSort,
   limit: number,
   offset: bigint,
   now: Date,
-): Promise<FormListRow[]> {
-  return db.query<FormListRow>(
-    `SELECT id, name, type, created_at AS "createdAt", updated_at AS "updatedAt",
-            settings -> 'imageCompressionType' AS "imageCompressionType",
-            ${READS_CLOSED} AS "isClosed", submissions, organization_id AS "organizationId"
-       FROM forms WHERE ${matches(2)}
-      ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6`,
-    [now, filter.organizationId, filter.type, filter.namePattern, limit, offset.toString()],
-  );
+): Promise<FormPage> {
+  const statement = PAGE_STATEMENTS.get(
+    `${filter.type !== null}:${filter.namePattern !== null}:${sort}`,
+  ) as string;
+  const rows = await db.query<FormListRow & { total: string }>(statement, [
+    now,
+    filter.organizationId,
+    filter.type,
+    filter.namePattern,
+    limit,
+    offset.toString(),
+  ]);
+  const total = Number(rows[0]?.total ?? 0);
+  // A page with no rows still answers its total, in one row of nulls.
+  return { total, rows: rows[0]?.id ? rows.map(({ total: _total, ...row }) => row) : [] };
 }
 
 /** Persists deadlines that have passed, so the stored switch agrees with what clients read. */

@@ -1,5 +1,5 @@
 import type { KeyOwner } from "../auth/api-keys.repository.ts";
-import type { Database } from "../db/database.ts";
+import type { Database, Queryable } from "../db/database.ts";
 import { AppError, formNotFound } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { autoCloseInstant } from "./auto-close.ts";
@@ -74,7 +74,8 @@ export function toFormRecord(row: repository.FormRow): FormRecord {
   };
 }
 
-export async function createForm(db: Database, owner: KeyOwner, input: CreateFormInput) {
+/** `db` may be a transaction: an idempotent create stores its response in the same one. */
+export async function createForm(db: Queryable, owner: KeyOwner, input: CreateFormInput) {
   requirePlanFor(owner, input);
   const now = new Date();
   const settings = { ...DEFAULT_SETTINGS, ...settingsOf(input) };
@@ -172,20 +173,16 @@ export async function listForms(db: Database, owner: KeyOwner, params: ListForms
     type: params.type ?? null,
     namePattern: params.search ? containsPattern(params.search) : null,
   };
-  const total = await repository.countForms(db, filter);
   // BigInt: page may be as large as 2^53 - 1, and page × pageSize is not safe as a Number.
   const offset = BigInt(page - 1) * BigInt(pageSize);
-  const rows =
-    offset < BigInt(total)
-      ? await repository.listFormPage(
-          db,
-          filter,
-          params.sort ?? "createdAt",
-          pageSize,
-          offset,
-          new Date(),
-        )
-      : [];
+  const { total, rows } = await repository.listFormPage(
+    db,
+    filter,
+    params.sort ?? "createdAt",
+    pageSize,
+    offset,
+    new Date(),
+  );
   const totalPages = Math.ceil(total / pageSize);
   const data: FormListItemRecord[] = rows.map((row) => ({
     ...row,
