@@ -66,8 +66,16 @@ async function openPostgres(connectionString: string): Promise<Database> {
   });
   // An idle client losing its connection (a server restart) must not crash the process.
   pool.on("error", () => {});
+  // Every statement is prepared once per connection and then only bound and executed. The set
+  // of statements is fixed (no SQL is built from input), so their names are few.
+  const names = new Map<string, string>();
+  const nameOf = (sql: string) => {
+    let name = names.get(sql);
+    if (!name) names.set(sql, (name = `formdeck_${names.size}`));
+    return name;
+  };
   const run = async <Row>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
-    (await q.query(sql, params as unknown[])).rows as Row[];
+    (await q.query({ name: nameOf(sql), text: sql, values: params as unknown[] })).rows as Row[];
   return {
     kind: "postgres",
     query: (sql, params) => run(pool, sql, params),
