@@ -71,7 +71,10 @@ async function openPostgres(connectionString: string): Promise<Database> {
   const names = new Map<string, string>();
   const nameOf = (sql: string) => {
     let name = names.get(sql);
-    if (!name) names.set(sql, (name = `formdeck_${names.size}`));
+    if (!name) {
+      name = `formdeck_${names.size}`;
+      names.set(sql, name);
+    }
     return name;
   };
   const run = async <Row>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
