@@ -4,7 +4,11 @@ import { test } from "node:test";
 import { openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrations.ts";
 
-const ALL = ["001_organizations_keys_forms", "002_form_counts_and_name_search"];
+const ALL = [
+  "001_organizations_keys_forms",
+  "002_form_counts_and_name_search",
+  "003_idempotency_keys",
+];
 
 test("migrations apply once and running them again changes nothing", async () => {
   const db = await openDatabase({ databaseUrl: null, dataDir: null });
@@ -16,7 +20,14 @@ test("migrations apply once and running them again changes nothing", async () =>
     );
     assert.deepEqual(
       tables.map((t) => t.name),
-      ["api_keys", "form_counts", "forms", "organizations", "schema_migrations"],
+      [
+        "api_keys",
+        "form_counts",
+        "forms",
+        "idempotency_keys",
+        "organizations",
+        "schema_migrations",
+      ],
     );
   } finally {
     await db.close();

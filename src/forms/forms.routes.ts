@@ -1,8 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import { API_PREFIX } from "../api-prefix.ts";
 import type { Database } from "../db/database.ts";
 import { errorResponses } from "../errors.ts";
+import { respondOnce } from "../idempotency/idempotency.service.ts";
+import {
+  IdempotencyHeaders,
+  idempotencyKeyOf,
+  REPLAYED_HEADER,
+  requestHash,
+} from "../idempotency/idempotency-key.ts";
 import {
   CreateFormBody,
   Form,
@@ -40,15 +48,45 @@ export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (a
       config: { scope: "full" },
       schema: {
         summary: "Create a form",
+        description:
+          "With an `Idempotency-Key` header, a retried request creates nothing: it is answered " +
+          "with the first response, plus `Idempotent-Replayed: true`.",
         tags: ["forms"],
         security,
+        headers: IdempotencyHeaders,
         body: CreateFormBody,
         response: { 201: Form, ...errorResponses(...keyed, ...withBody, "unprocessable_entity") },
       },
     },
     async (request, reply) => {
-      const form = await forms.createForm(db, request.owner, request.body);
-      return reply.code(201).header("Location", `${API_PREFIX}/forms/${form.id}`).send(form);
+      const key = idempotencyKeyOf(request);
+      if (key === undefined) {
+        const form = await forms.createForm(db, request.owner, request.body);
+        return reply.code(201).header("Location", `${API_PREFIX}/forms/${form.id}`).send(form);
+      }
+      // Only a 201 is stored; a create that fails rolls its key back with it.
+      const { response, replayed } = await respondOnce(
+        db,
+        {
+          organizationId: request.owner.organizationId,
+          key,
+          requestHash: requestHash(request.body),
+        },
+        async (tx) => {
+          const form = await forms.createForm(tx, request.owner, request.body);
+          // The text sent, serialized by the route's schema, is the text stored.
+          const body = reply.code(201).serialize(form) as string;
+          return { status: 201, location: `${API_PREFIX}/forms/${form.id}`, body };
+        },
+      );
+      // The stored text is sent as it is: the route's typed reply only knows the record.
+      const untyped = reply as FastifyReply;
+      if (replayed) untyped.header(REPLAYED_HEADER, "true");
+      return untyped
+        .code(response.status)
+        .header("Location", response.location)
+        .type("application/json; charset=utf-8")
+        .send(response.body);
     },
   );
 
