@@ -3,9 +3,17 @@ import { PGlite } from "@electric-sql/pglite";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import pg from "pg";
 
+export interface QueryOptions {
+  /**
+   * Plan the statement for its parameters on every run, never once for all: for a statement
+   * whose best plan depends on a parameter's value, such as a LIKE pattern.
+   */
+  planEachTime?: boolean;
+}
+
 /** Anything that runs parameterized SQL: the database itself or one of its transactions. */
 export interface Queryable {
-  query<Row>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  query<Row>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<Row[]>;
 }
 
 export interface NotificationHandlers {
@@ -77,18 +85,26 @@ async function openPostgres(connectionString: string): Promise<Database> {
     }
     return name;
   };
-  const run = async <Row>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
-    (await q.query({ name: nameOf(sql), text: sql, values: params as unknown[] })).rows as Row[];
+  const run = async <Row>(
+    q: pg.Pool | pg.PoolClient,
+    sql: string,
+    params?: readonly unknown[],
+    options?: QueryOptions,
+  ) => {
+    // An unnamed statement is planned with the values it is given.
+    const name = options?.planEachTime ? undefined : nameOf(sql);
+    return (await q.query({ name, text: sql, values: params as unknown[] })).rows as Row[];
+  };
   return {
     kind: "postgres",
-    query: (sql, params) => run(pool, sql, params),
+    query: (sql, params, options) => run(pool, sql, params, options),
     async transaction(work) {
       const client = await pool.connect();
       // A connection whose ROLLBACK failed is in an unknown state: it is destroyed, not reused.
       let broken: Error | undefined;
       try {
         await client.query("BEGIN");
-        const result = await work({ query: (sql, p) => run(client, sql, p) });
+        const result = await work({ query: (sql, p, options) => run(client, sql, p, options) });
         await client.query("COMMIT");
         return result;
       } catch (error) {
