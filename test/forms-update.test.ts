@@ -197,4 +197,48 @@ describe("404 for a form the key's organization does not have", () => {
       { status: 422, body: unprocessable("name: must not be empty") },
     );
   });
+
+  test("concurrent updates of one form all apply: none is lost, each answer is a stored state", async () => {
+    const created = await api.createOk({ name: "Contended" });
+    // Each update writes a different member, so a lost update shows as a missing member.
+    const changes = [
+      { tpHeader: "header" },
+      { tpMessage: "message" },
+      { tpButtonText: "button" },
+      { seoTitle: "title" },
+      { seoDescription: "description" },
+      { customHoneypot: "honeypot" },
+      { respondentEmailFromName: "from" },
+      { respondentEmailSubject: "subject" },
+      { allowedDomains: "example.com" },
+      { allowedCountries: "DE" },
+      { limitResponses: true },
+      { removeServiceBranding: true },
+    ];
+    const answers = await Promise.all(changes.map((change) => api.update(created.id, change)));
+    assert.deepEqual(
+      answers.map((res) => res.status),
+      changes.map(() => 200),
+    );
+    const stored = await api.getOk(created.id);
+    assert.deepEqual(stored, {
+      ...created,
+      ...Object.assign({}, ...changes),
+      updatedAt: stored.updatedAt,
+    });
+    const times = answers.map((res) => res.body.updatedAt as string).sort();
+    assert.equal(new Set(times).size, changes.length, "every update has its own updatedAt");
+    assert.equal(stored.updatedAt, times.at(-1));
+  });
+
+  test("an update of a form deleted meanwhile answers 404 and recreates nothing", async () => {
+    const created = await api.createOk({ name: "Deleted meanwhile" });
+    const [updated] = await Promise.all([
+      api.update(created.id, { name: "too late?" }),
+      db.query("DELETE FROM forms WHERE id = $1", [created.id]),
+    ]);
+    assert.ok([200, 404].includes(updated.status), updated.text);
+    if (updated.status === 404) assert.deepEqual(updated.body, NOT_FOUND);
+    assert.deepEqual((await api.get(created.id)).body, NOT_FOUND);
+  });
 });

@@ -56,6 +56,12 @@ export async function insertForm(
   return rows[0] as FormRow;
 }
 
+/** A stored form, with the version of the row that was read. */
+export type VersionedFormRow = FormRow & {
+  /** Changes with every write of the row (PostgreSQL's `xmin`). */
+  version: string;
+};
+
 /** The form, if it belongs to the organization. `forUpdate` locks it until the transaction ends. */
 export async function findForm(
   db: Queryable,
@@ -63,9 +69,9 @@ export async function findForm(
   formId: string,
   now: Date,
   forUpdate = false,
-): Promise<FormRow | null> {
-  const rows = await db.query<FormRow>(
-    `SELECT ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed" FROM forms
+): Promise<VersionedFormRow | null> {
+  const rows = await db.query<VersionedFormRow>(
+    `SELECT ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed", xmin::text AS version FROM forms
       WHERE organization_id = $2 AND id = $3 ${forUpdate ? "FOR UPDATE" : ""}`,
     [now, organizationId, formId],
   );
@@ -81,19 +87,24 @@ export interface FormChanges {
   captchaSecret: string | undefined;
 }
 
+/**
+ * Writes the changes, if the row is still at `version` (null: whatever its version, for a row
+ * locked by the caller). Null when it was changed or deleted since it was read.
+ */
 export async function updateForm(
   db: Queryable,
   organizationId: string,
   formId: string,
+  version: string | null,
   changes: FormChanges,
   now: Date,
-): Promise<FormRow> {
+): Promise<FormRow | null> {
   const rows = await db.query<FormRow>(
     // updated_at moves forward even when two updates land within one millisecond.
     `UPDATE forms SET name = $4, is_closed = $5, auto_close_at = $6, settings = $7,
             captcha_secret = COALESCE($8, captcha_secret),
             updated_at = GREATEST($1, updated_at + interval '1 millisecond')
-      WHERE organization_id = $2 AND id = $3
+      WHERE organization_id = $2 AND id = $3 AND ($9::xid IS NULL OR xmin = $9::xid)
       RETURNING ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed"`,
     [
       now,
@@ -104,9 +115,10 @@ export async function updateForm(
       changes.autoCloseAt,
       changes.settings,
       changes.captchaSecret ?? null,
+      version,
     ],
   );
-  return rows[0] as FormRow;
+  return rows[0] ?? null;
 }
 
 export async function deleteForm(db: Queryable, organizationId: string, formId: string) {

@@ -118,40 +118,57 @@ export async function updateForm(
   input: UpdateFormInput,
 ) {
   if (!FORM_ID.test(formId)) throw formNotFound();
-  return db.transaction(async (tx) => {
-    const now = new Date();
-    const current = await repository.findForm(tx, owner.organizationId, formId, now, true);
-    if (!current) throw formNotFound();
-    requirePlanFor(owner, input);
-    const settings = { ...DEFAULT_SETTINGS, ...current.settings, ...settingsOf(input) };
-    const touchesDeadline = AUTO_CLOSE_MEMBERS.some((member) => member in input);
-    const deadline = autoCloseInstant(settings);
-    const previous = autoCloseInstant({ ...DEFAULT_SETTINGS, ...current.settings });
-    const closing = nextClosingState(
-      { isClosed: current.storedIsClosed, autoCloseAt: current.autoCloseAt },
-      {
-        isClosed: input.isClosed,
-        // Re-sending the same deadline must not close again a form that was reopened after it.
-        deadline:
-          touchesDeadline && deadline?.getTime() !== previous?.getTime() ? deadline : undefined,
-      },
-      now,
-    );
-    const row = await repository.updateForm(
-      tx,
-      owner.organizationId,
-      formId,
-      {
-        name: input.name ?? current.name,
-        storedIsClosed: closing.isClosed,
-        autoCloseAt: closing.autoCloseAt,
-        settings,
-        captchaSecret: input.providerCaptchaSecretKey,
-      },
-      now,
-    );
-    return toFormRecord(row);
-  });
+  // Most updates meet no other writer: read, then write only if the row is still as it was read,
+  // without the round trips of a transaction.
+  const updated = await applyUpdate(db, owner, formId, input, false);
+  if (updated) return updated;
+  // Another write got there first: lock the row and apply this one to what is stored now.
+  const retried = await db.transaction((tx) => applyUpdate(tx, owner, formId, input, true));
+  if (!retried) throw formNotFound();
+  return retried;
+}
+
+/** The updated record, or null when the row changed after it was read (never when `locked`). */
+async function applyUpdate(
+  db: Queryable,
+  owner: KeyOwner,
+  formId: string,
+  input: UpdateFormInput,
+  locked: boolean,
+): Promise<FormRecord | null> {
+  const now = new Date();
+  const current = await repository.findForm(db, owner.organizationId, formId, now, locked);
+  if (!current) throw formNotFound();
+  requirePlanFor(owner, input);
+  const settings = { ...DEFAULT_SETTINGS, ...current.settings, ...settingsOf(input) };
+  const touchesDeadline = AUTO_CLOSE_MEMBERS.some((member) => member in input);
+  const deadline = autoCloseInstant(settings);
+  const previous = autoCloseInstant({ ...DEFAULT_SETTINGS, ...current.settings });
+  const closing = nextClosingState(
+    { isClosed: current.storedIsClosed, autoCloseAt: current.autoCloseAt },
+    {
+      isClosed: input.isClosed,
+      // Re-sending the same deadline must not close again a form that was reopened after it.
+      deadline:
+        touchesDeadline && deadline?.getTime() !== previous?.getTime() ? deadline : undefined,
+    },
+    now,
+  );
+  const row = await repository.updateForm(
+    db,
+    owner.organizationId,
+    formId,
+    locked ? null : current.version,
+    {
+      name: input.name ?? current.name,
+      storedIsClosed: closing.isClosed,
+      autoCloseAt: closing.autoCloseAt,
+      settings,
+      captchaSecret: input.providerCaptchaSecretKey,
+    },
+    now,
+  );
+  return row && toFormRecord(row);
 }
 
 export async function deleteForm(db: Database, owner: KeyOwner, formId: string) {
