@@ -7,12 +7,13 @@ import { KeyCache } from "./auth/key-cache.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from "./error-handling.ts";
+import { AppError } from "./errors.ts";
 import { formsRoutes } from "./forms/forms.routes.ts";
 import { healthRoutes } from "./health.routes.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
 import { registerOpenApi } from "./openapi.ts";
 import type { RateLimiter } from "./rate-limit/rate-limiter.ts";
-import { validatorCompiler } from "./validation.ts";
+import { hasDecodableQuery, validatorCompiler } from "./validation.ts";
 
 export interface AppDependencies {
   config: Config;
@@ -33,6 +34,12 @@ export async function buildApp(dependencies: AppDependencies) {
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: config.bodyLimitBytes,
+    // A client that starts a request and never finishes it must not hold a connection forever.
+    requestTimeout: config.requestTimeoutSeconds * 1000,
+    http: {
+      headersTimeout: Math.min(60_000, config.requestTimeoutSeconds * 1000),
+      connectionsCheckingInterval: Math.min(30_000, config.requestTimeoutSeconds * 500),
+    },
     trustProxy: config.trustProxy,
     genReqId: (request) => {
       const given = request.headers["x-request-id"];
@@ -49,8 +56,17 @@ export async function buildApp(dependencies: AppDependencies) {
   app.setValidatorCompiler(validatorCompiler);
   registerErrorHandling(app);
   registerJsonBodyParser(app);
+  // Before the key check, as a path that cannot be decoded is refused before routing.
+  app.addHook("onRequest", async (request) => {
+    if (!hasDecodableQuery(request.url)) {
+      throw new AppError("bad_request", "url: is not valid percent-encoding");
+    }
+  });
   app.addHook("onSend", async (request, reply) => {
     reply.header("X-Request-Id", request.id);
+    // Answered before its body arrived (a 401 for a body still on its way): the rest of that body
+    // would be read as the next request, so the connection ends with this answer.
+    if (request.raw.complete === false) reply.header("Connection", "close");
   });
   await registerOpenApi(app);
   if (withoutAuthenticationAs) {

@@ -12,6 +12,7 @@ export interface Config {
   /** Quota per client address for requests without a valid key. */
   readonly rateLimitUnauthenticatedMax: number;
   readonly bodyLimitBytes: number;
+  readonly requestTimeoutSeconds: number;
   readonly autoCloseSweepSeconds: number;
   readonly logLevel: string;
   /** Whether X-Forwarded-For names the client: true only behind a reverse proxy that sets it. */
@@ -74,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       1_000_000_000,
     ),
     bodyLimitBytes: integer(env, "BODY_LIMIT_BYTES", 1_048_576, 1024, 104_857_600),
+    requestTimeoutSeconds: integer(env, "REQUEST_TIMEOUT_SECONDS", 30, 1, 3_600),
     autoCloseSweepSeconds: integer(env, "AUTO_CLOSE_SWEEP_SECONDS", 60, 1, 86_400),
     logLevel,
     trustProxy: flag(env, "TRUST_PROXY"),

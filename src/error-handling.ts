@@ -54,12 +54,18 @@ export function registerErrorHandling(app: FastifyInstance) {
       );
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  const noSuchRoute = (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split("?")[0];
     return reply
       .code(404)
       .send(errorBody("not_found", `route: ${request.method} ${path} does not exist`));
+  };
+  // Answered before the body is read: a body sent to a route that does not exist is not parsed,
+  // so it cannot turn the 404 into a 413 or a 422.
+  app.addHook("onRequest", async (request, reply) => {
+    if (request.is404) return noSuchRoute(request, reply);
   });
+  app.setNotFoundHandler(noSuchRoute);
 }
 
 const PARSER_ERRORS: Record<string, AppError> = {

@@ -36,15 +36,17 @@ const TYPE_NAMES: Record<string, string> = {
 
 /** `/emailsToNotify/2` → `emailsToNotify[2]`; the body itself is `body`. */
 function memberName(instancePath: string, child?: string): string {
-  const segments = instancePath.split("/").slice(1);
+  // Only the pointer's segments are escaped (RFC 6901); `child` is a member name as sent.
+  const segments = instancePath
+    .split("/")
+    .slice(1)
+    .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
   if (child !== undefined) segments.push(child);
   if (segments.length === 0) return "body";
-  return segments
-    .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"))
-    .reduce(
-      (path, s, i) => (/^\d+$/.test(s) && i > 0 ? `${path}[${s}]` : i ? `${path}.${s}` : s),
-      "",
-    );
+  return segments.reduce(
+    (path, s, i) => (/^\d+$/.test(s) && i > 0 ? `${path}[${s}]` : i ? `${path}.${s}` : s),
+    "",
+  );
 }
 
 /** Turns Ajv's first error into the spec's message. `unknownReason` explains refused members. */
@@ -113,6 +115,9 @@ export function findBadText(value: unknown, root: string): AppError | null {
     if (typeof item === "string") {
       if (item.includes("\u0000")) return invalid(path, "must not contain NUL characters");
       if (!item.isWellFormed()) return invalid(path, "must be valid Unicode text");
+      // An invisible byte order mark the embedded store would drop on reading: refused on both
+      // stores, so that what is stored is always what is read back.
+      if (item.startsWith("\uFEFF")) return invalid(path, "must not start with U+FEFF");
     } else if (Array.isArray(item)) {
       for (const [i, v] of item.entries()) stack.push([v, `${path}[${i}]`]);
     } else if (item !== null && typeof item === "object") {
@@ -125,6 +130,21 @@ export function findBadText(value: unknown, root: string): AppError | null {
     }
   }
   return null;
+}
+
+/**
+ * Whether the query string of `url` percent-decodes to valid UTF-8 text. The query parser keeps
+ * what it cannot decode as it is, so `?search=%FF` would otherwise search for the text "%FF".
+ */
+export function hasDecodableQuery(url: string): boolean {
+  const start = url.indexOf("?");
+  if (start === -1) return true;
+  try {
+    decodeURIComponent(url.slice(start + 1));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 type Schema = Record<string, unknown> & { properties?: Record<string, Record<string, unknown>> };

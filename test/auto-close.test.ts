@@ -247,7 +247,7 @@ describe("nextClosingState", () => {
     ["reopening after the pass", closed(null), { isClosed: false }, open(null)],
     ["closing keeps a future deadline", open(future), { isClosed: true }, closed(future)],
     ["a new future deadline re-arms", open(null), { deadline: future }, open(future)],
-    ["a new past deadline is kept, to read closed", open(null), { deadline: past }, open(past)],
+    ["a new past deadline fires at once", open(null), { deadline: past }, closed(null)],
     ["isClosed has the last word", open(null), { deadline: past, isClosed: false }, open(null)],
     ["removing the deadline", open(future), { deadline: null }, open(null)],
     ["a fired deadline, then a new one", open(past), { deadline: future }, closed(future)],

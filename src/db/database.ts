@@ -43,11 +43,18 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir);
 }
 
+/**
+ * PGlite sends a Date as `toISOString()`, which writes a year past 9999 as `+010000`, a form
+ * PostgreSQL refuses; without the sign and the padding it reads it.
+ */
+const asPgliteParameter = (value: unknown) =>
+  value instanceof Date ? value.toISOString().replace(/^\+0*/, "") : value;
+
 async function openPglite(dataDir: string | null): Promise<Database> {
   if (dataDir) await mkdir(dataDir, { recursive: true });
   const db = await PGlite.create(dataDir ?? undefined, { extensions: { pg_trgm } });
   const run = async <Row>(q: Pick<PGlite, "query">, sql: string, params?: readonly unknown[]) =>
-    (await q.query<Row>(sql, params as unknown[])).rows;
+    (await q.query<Row>(sql, params?.map(asPgliteParameter))).rows;
   return {
     kind: "pglite",
     query: (sql, params) => run(db, sql, params),
@@ -58,7 +65,11 @@ async function openPglite(dataDir: string | null): Promise<Database> {
         handlers.connected();
         return unlisten;
       });
-      return async () => (await stop)();
+      return async () => {
+        const unlisten = await stop;
+        // Closing the store has already ended every listener.
+        if (!db.closed) await unlisten();
+      };
     },
     close: () => db.close(),
   };

@@ -16,8 +16,9 @@ const passed = (deadline: Date | null, now: Date) => deadline !== null && deadli
 
 /**
  * A deadline fires once: when it has passed, the form is closed and the deadline is spent, so
- * reopening the form by hand afterwards keeps it open. A new deadline re-arms the form; an
- * explicit `isClosed` in the same change has the last word over a deadline already past.
+ * reopening the form by hand afterwards keeps it open. A new deadline re-arms the form; one that
+ * has already passed fires at once (so the store only ever holds deadlines to come), and an
+ * explicit `isClosed` in the same change has the last word over it.
  */
 export function nextClosingState(
   state: ClosingState,
@@ -30,9 +31,10 @@ export function nextClosingState(
     autoCloseAt = null;
   }
   if (change.deadline !== undefined) autoCloseAt = change.deadline;
-  if (change.isClosed !== undefined) {
-    isClosed = change.isClosed;
-    if (passed(autoCloseAt, now)) autoCloseAt = null;
+  if (passed(autoCloseAt, now)) {
+    isClosed = true;
+    autoCloseAt = null;
   }
+  if (change.isClosed !== undefined) isClosed = change.isClosed;
   return { isClosed, autoCloseAt };
 }

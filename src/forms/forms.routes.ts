@@ -17,6 +17,7 @@ import {
   FormIdParams,
   FormList,
   ListFormsQuery,
+  NoQuery,
   UpdateFormBody,
 } from "./forms.schemas.ts";
 import * as forms from "./forms.service.ts";
@@ -54,6 +55,7 @@ export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (a
         tags: ["forms"],
         security,
         headers: IdempotencyHeaders,
+        querystring: NoQuery,
         body: CreateFormBody,
         response: { 201: Form, ...errorResponses(...keyed, ...withBody, "unprocessable_entity") },
       },
@@ -98,6 +100,7 @@ export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (a
         summary: "Read a form",
         tags: ["forms"],
         security,
+        querystring: NoQuery,
         params: FormIdParams,
         response: { 200: Form, ...errorResponses(...keyed, "not_found") },
       },
@@ -114,6 +117,7 @@ export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (a
         description: "Changes only the members sent.",
         tags: ["forms"],
         security,
+        querystring: NoQuery,
         params: FormIdParams,
         body: UpdateFormBody,
         response: {
@@ -133,6 +137,7 @@ export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (a
         summary: "Delete a form",
         tags: ["forms"],
         security,
+        querystring: NoQuery,
         params: FormIdParams,
         response: {
           204: Type.Null({ description: "Deleted" }),

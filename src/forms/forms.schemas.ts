@@ -288,4 +288,7 @@ export const FormList = Type.Object({
   }),
 });
 
+/** Routes other than the list read no query parameters: any one sent is refused by name. */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
 export const FormIdParams = Type.Object({ formId: Type.String({ description: "Form id" }) });
