@@ -11,8 +11,8 @@ import {
   type Plan,
   type Scope,
 } from "../auth/api-keys.ts";
-import { announceInThisProcess, keyChange } from "../auth/key-cache.ts";
-import type { Queryable } from "../db/database.ts";
+import { announceKeyChange, keyChange } from "../auth/key-cache.ts";
+import type { Database, Queryable } from "../db/database.ts";
 import { newId } from "../ids.ts";
 import {
   findOrganization,
@@ -84,13 +84,14 @@ export async function listAllOrganizations(db: Queryable): Promise<OrganizationV
 }
 
 export async function changePlan(
-  db: Queryable,
+  db: Queryable | Database,
   organizationId: string,
   plan: Plan,
 ): Promise<OrganizationView> {
-  const org = await setOrganizationPlan(db, organizationId, plan);
+  const org = await announceKeyChange(db, keyChange.organization(organizationId), () =>
+    setOrganizationPlan(db, organizationId, plan),
+  );
   if (!org) throw noSuchOrganization(organizationId);
-  announceInThisProcess(keyChange.organization(organizationId));
   return orgView(org);
 }
 
@@ -121,9 +122,8 @@ export async function listOrganizationKeys(
   return (await listApiKeys(db, organizationId)).map(keyView);
 }
 
-export async function revokeKey(db: Queryable, keyId: string): Promise<ApiKeyView> {
-  const row = await revokeApiKey(db, keyId);
+export async function revokeKey(db: Queryable | Database, keyId: string): Promise<ApiKeyView> {
+  const row = await announceKeyChange(db, keyChange.key(keyId), () => revokeApiKey(db, keyId));
   if (!row) throw new AdminError(`key ${keyId} does not exist`);
-  announceInThisProcess(keyChange.key(keyId));
   return keyView(row);
 }

@@ -1,8 +1,12 @@
-import type { Database } from "../db/database.ts";
+import { type Database, listenerCount, type Queryable } from "../db/database.ts";
 import type { KeyOwner } from "./api-keys.repository.ts";
 
 /** The channel on which a revocation or a plan change is announced to every instance. */
 export const KEY_CHANGES_CHANNEL = "formdeck_key_changes";
+/** The channel on which each instance confirms that it has dropped what a change named. */
+const KEY_CHANGES_DONE_CHANNEL = "formdeck_key_changes_done";
+/** How long a change waits for the instances to confirm; one that hangs cannot hold it longer. */
+const CONFIRM_TIMEOUT_MS = 2_000;
 
 /** What a key change announces: the key, or every key of the organization. */
 export const keyChange = {
@@ -16,9 +20,61 @@ const MAX_ENTRIES = 10_000;
 /** Every cache of this process: a change made here reaches them before the change returns. */
 const cachesOfThisProcess = new Set<KeyCache>();
 
-export function announceInThisProcess(change: string) {
+function announceInThisProcess(change: string) {
   for (const cache of cachesOfThisProcess) cache.forget(change);
 }
+
+/**
+ * Runs `write`, which changes a key or a plan and sends `change` with NOTIFY in the same
+ * statement, and returns once every cache has dropped what it names: in this process at once,
+ * and in every other instance when it confirms (or after a short timeout, for one that hangs).
+ * So the next request anywhere sees the change.
+ */
+export async function announceKeyChange<T>(
+  db: Queryable | Database,
+  change: string,
+  write: () => Promise<T>,
+): Promise<T> {
+  if (!("kind" in db) || db.kind === "pglite") {
+    // One process owns an embedded store (its admin socket runs changes through a bare
+    // Queryable): its caches are all here.
+    const result = await write();
+    announceInThisProcess(change);
+    return result;
+  }
+  let confirmations = 0;
+  let expected = Number.POSITIVE_INFINITY;
+  let allConfirmed: () => void = () => {};
+  const confirmed = new Promise<void>((resolve) => {
+    allConfirmed = resolve;
+  });
+  let listening: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    listening = resolve;
+  });
+  const stop = db.listen(KEY_CHANGES_DONE_CHANNEL, {
+    message: (done) => {
+      if (done === change && ++confirmations >= expected) allConfirmed();
+    },
+    connected: () => listening(),
+    disconnected: () => {},
+  });
+  try {
+    await Promise.race([ready, timeout()]);
+    // Counted before the write: an instance that starts listening later starts with no cache.
+    expected = await listenerCount(db, KEY_CHANGES_CHANNEL);
+    const result = await write();
+    announceInThisProcess(change);
+    if (confirmations >= expected) allConfirmed();
+    await Promise.race([confirmed, timeout()]);
+    return result;
+  } finally {
+    await stop();
+  }
+}
+
+const timeout = () =>
+  new Promise<void>((resolve) => setTimeout(resolve, CONFIRM_TIMEOUT_MS).unref());
 
 /**
  * Remembers, for a few seconds, which organization a key hash belongs to, so that a request
@@ -35,7 +91,13 @@ export class KeyCache {
 
   constructor(db: Database) {
     this.#stopListening = db.listen(KEY_CHANGES_CHANNEL, {
-      message: (change) => this.forget(change),
+      message: (change) => {
+        this.forget(change);
+        // A writer in another process waits for every listener to confirm (announceKeyChange).
+        if (db.kind === "postgres") {
+          db.query("SELECT pg_notify($1, $2)", [KEY_CHANGES_DONE_CHANNEL, change]).catch(() => {});
+        }
+      },
       connected: () => {
         this.#startOver();
         this.#listening = true;

@@ -134,6 +134,18 @@ async function openPostgres(connectionString: string): Promise<Database> {
 
 const RECONNECT_DELAY_MS = 1_000;
 
+const listenerName = (channel: string) => `listen:${channel}`;
+
+/** How many connections to this database LISTEN on `channel` through `Database.listen`. */
+export async function listenerCount(db: Queryable, channel: string): Promise<number> {
+  const rows = await db.query<{ listeners: number }>(
+    `SELECT count(*)::int AS listeners FROM pg_stat_activity
+      WHERE datname = current_database() AND application_name = $1`,
+    [listenerName(channel)],
+  );
+  return rows[0]?.listeners ?? 0;
+}
+
 /** A connection of its own that LISTENs, and connects again whenever it is lost. */
 function listenWithReconnect(
   connectionString: string,
@@ -151,7 +163,12 @@ function listenWithReconnect(
     if (!stopped) retry = setTimeout(connect, RECONNECT_DELAY_MS);
   };
   async function connect() {
-    const candidate = new pg.Client({ connectionString, connectionTimeoutMillis: 5_000 });
+    const candidate = new pg.Client({
+      connectionString,
+      connectionTimeoutMillis: 5_000,
+      // Lets a writer count who listens (see listenerCount).
+      application_name: listenerName(channel),
+    });
     candidate.on("notification", (note) => {
       if (note.channel === channel) handlers.message(note.payload ?? "");
     });
