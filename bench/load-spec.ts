@@ -1,0 +1,38 @@
+import { API_PREFIX } from "../src/api-prefix.ts";
+
+/** The collection every load and baseline is about. */
+export const FORMS_PATH = `${API_PREFIX}/forms`;
+
+/** What the load process is asked to do: read as JSON on its stdin. */
+export interface LoadSpec {
+  /** Origin of the server under test, e.g. http://127.0.0.1:40123. */
+  origin: string;
+  headers: Record<string, string>;
+  connections: number;
+  durationSeconds: number;
+  /** Load sent first and not counted: it fills the server's pools and the database's caches. */
+  warmupSeconds: number;
+  request: LoadRequest;
+}
+
+export type LoadRequest =
+  | { kind: "get"; path: string }
+  /** GET /api/v1/forms/:id, each request the next id of the list. */
+  | { kind: "get-each"; formIds: string[] }
+  /** POST /api/v1/forms, each with a new name. */
+  | { kind: "create" }
+  /** PATCH /api/v1/forms/:id, each request the next id of the list, with a new name. */
+  | { kind: "update"; formIds: string[] };
+
+/** What it prints on stdout, as JSON, once done. */
+export interface LoadSummary {
+  requestsPerSecond: number;
+  /** Null when no response came back within the run. */
+  latencyMs: { mean: number; p50: number; p99: number } | null;
+  requests: number;
+  non2xx: number;
+  /** Connection errors, timeouts included. */
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, number>;
+}

@@ -1,0 +1,76 @@
+// `npm run bench`: seeds the bench database, measures formdeck beside its baselines, checks the
+// targets and writes the report. See docs/performance.md for what is measured and why.
+import { type BenchReport, writeReport } from "./bench-report.ts";
+import { machineInfo } from "./machine-info.ts";
+import { measureOnEmbeddedStore } from "./measure-embedded.ts";
+import { measureOnPostgres } from "./measure-postgres.ts";
+import { createMeasurer } from "./measurement.ts";
+import { type BenchOptions, isCompleteRun, parseOptions, USAGE, UsageError } from "./options.ts";
+import { preparePostgres } from "./prepare-postgres.ts";
+import { measurementsTable, targetsTable, textTable } from "./report-table.ts";
+import { npmStartNodeFlags } from "./servers.ts";
+import { evaluateTargets } from "./targets.ts";
+
+const started = performance.now();
+const log = (line: string) =>
+  process.stderr.write(
+    `[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`,
+  );
+
+async function bench(options: BenchOptions): Promise<boolean> {
+  const startedAt = new Date().toISOString();
+  const store = await preparePostgres(options, log);
+  const measurer = createMeasurer(options, log);
+  let postgres: Awaited<ReturnType<typeof measureOnPostgres>>;
+  let machine: BenchReport["machine"];
+  try {
+    machine = await machineInfo(store.db);
+    postgres = await measureOnPostgres(store, measurer, log);
+  } finally {
+    await store.close();
+  }
+  const embeddedRss = await measureOnEmbeddedStore(options, measurer, log);
+
+  const { measurements } = measurer;
+  const targets = evaluateTargets(postgres.checks, measurements, postgres.peakRssMb);
+  const report: BenchReport = {
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    machine,
+    settings: {
+      durationSeconds: options.durationSeconds,
+      warmupSeconds: options.warmupSeconds,
+      connections: options.connections,
+      sizes: options.sizes.join(","),
+      formdeckNodeFlags: (await npmStartNodeFlags()).join(" "),
+      only: options.only,
+    },
+    checks: postgres.checks,
+    peakRssMb: { formdeck: postgres.peakRssMb, formdeckEmbedded: embeddedRss },
+    targets,
+    measurements,
+  };
+  const complete = isCompleteRun(options);
+  const written = await writeReport(report, complete);
+
+  process.stdout.write(`\n${textTable(measurementsTable(measurements))}\n\n`);
+  process.stdout.write(`${textTable(targetsTable(targets))}\n\n`);
+  if (embeddedRss !== null) {
+    process.stdout.write(`formdeck embedded peak RSS: ${embeddedRss.toFixed(0)} MB\n`);
+  }
+  process.stdout.write(`written: ${written.join(", ")}\n`);
+  if (!complete) {
+    process.stdout.write("docs/performance.md is rewritten only by a run of everything.\n");
+  }
+  return targets.every((target) => target.status !== "FAIL");
+}
+
+try {
+  const passed = await bench(parseOptions(process.argv.slice(2), process.env));
+  log(passed ? "every target met" : "some targets failed");
+  process.exit(passed ? 0 : 1);
+} catch (error) {
+  if (error instanceof UsageError) process.stderr.write(`${error.message}\n${USAGE}\n`);
+  else process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : error}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,101 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import {
+  type Child,
+  freePort,
+  projectRoot,
+  startNode,
+  stopChild,
+  waitForPort,
+} from "./child-processes.ts";
+
+export type ServerName =
+  | "formdeck"
+  | "formdeck without auth"
+  | "minimal handler"
+  | "runtime limit"
+  | "formdeck embedded";
+
+export interface RunningServer {
+  name: ServerName;
+  origin: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * The Node flags `npm start` runs formdeck with (package.json), so that the bench measures it as
+ * deployed. Its `--env-file` is left out: the bench sets every variable a server reads.
+ */
+export async function npmStartNodeFlags(): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(path.join(projectRoot, "package.json"), "utf8"));
+  const words = String(manifest.scripts?.start ?? "").split(/\s+/);
+  const script = words.indexOf("src/server.ts");
+  if (words[0] !== "node" || script === -1) {
+    throw new Error(`package.json: "start" is not "node [flags] src/server.ts" any more`);
+  }
+  return words.slice(1, script).filter((flag) => !flag.startsWith("--env-file"));
+}
+
+async function startServer(
+  name: ServerName,
+  script: string,
+  env: Record<string, string>,
+  nodeFlags: string[] = [],
+): Promise<RunningServer> {
+  const port = await freePort();
+  const { DATABASE_URL: _db, REDIS_URL: _redis, DATA_DIR: _dir, ...inherited } = process.env;
+  const child: Child = startNode(
+    script,
+    { ...inherited, ...env, HOST: "127.0.0.1", PORT: String(port) },
+    { nodeFlags },
+  );
+  await waitForPort(child, port, name);
+  return {
+    name,
+    origin: `http://127.0.0.1:${port}`,
+    pid: child.process.pid as number,
+    stop: () => stopChild(child),
+  };
+}
+
+/** Settings every formdeck process gets: quiet logs and a quota no run can reach (no 429). */
+const FORMDECK_ENV = { LOG_LEVEL: "warn", RATE_LIMIT_MAX: "1000000000" };
+
+const startFormdeckProcess = async (
+  name: ServerName,
+  script: string,
+  env: Record<string, string>,
+) => startServer(name, script, { ...FORMDECK_ENV, ...env }, await npmStartNodeFlags());
+
+/** formdeck as deployed on PostgreSQL: src/server.ts, in-process rate limiter (no REDIS_URL). */
+export const startFormdeck = (databaseUrl: string) =>
+  startFormdeckProcess("formdeck", "src/server.ts", { DATABASE_URL: databaseUrl });
+
+/** formdeck on the embedded store (PGlite) in `dataDir`. */
+export const startEmbeddedFormdeck = (dataDir: string) =>
+  startFormdeckProcess("formdeck embedded", "src/server.ts", { DATA_DIR: dataDir });
+
+/** The same app with the same flags, so that only the key check and the rate limit differ. */
+export const startFormdeckWithoutAuth = (databaseUrl: string, organizationId: string) =>
+  startFormdeckProcess("formdeck without auth", "bench/servers/formdeck-without-auth.ts", {
+    DATABASE_URL: databaseUrl,
+    BENCH_ORGANIZATION_ID: organizationId,
+  });
+
+export const startMinimalHandler = (databaseUrl: string, organizationId: string) =>
+  startServer("minimal handler", "bench/servers/minimal-handler.ts", {
+    DATABASE_URL: databaseUrl,
+    BENCH_ORGANIZATION_ID: organizationId,
+  });
+
+export const startRuntimeLimit = (responseBody: string) =>
+  startServer("runtime limit", "bench/servers/runtime-limit.ts", { RESPONSE_BODY: responseBody });
+
+/** The most resident memory the process has used since it started (VmHWM), in MB. */
+export async function peakRssMb(server: RunningServer): Promise<number> {
+  const status = await readFile(`/proc/${server.pid}/status`, "utf8");
+  const kilobytes = /^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1];
+  if (!kilobytes) throw new Error(`no VmHWM in /proc/${server.pid}/status`);
+  return Number(kilobytes) / 1024;
+}
