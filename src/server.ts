@@ -1,3 +1,4 @@
+import type { Server } from "node:http";
 import type { AdminSocket } from "./admin/admin-socket.ts";
 import { openEmbeddedStore } from "./admin/embedded-store.ts";
 import { buildApp } from "./app.ts";
@@ -35,6 +36,32 @@ function logApplied(migrations: string[]) {
   if (migrations.length > 0) logger.info({ migrations }, "migrations applied");
 }
 
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Requests that reached this process before shutdown count as in flight, but closing at once
+ * would reset connections still waiting to be accepted (the listener closes) and drop requests
+ * not read yet (their connections look idle). The event loop accepts one connection per
+ * turn: turns pass until two in a row bring no new connection (the second reads what the last
+ * one sent), for at most `maxMs`.
+ */
+async function takeInArrived(server: Server, maxMs: number) {
+  let connections = 0;
+  const count = () => connections++;
+  server.on("connection", count);
+  const deadline = Date.now() + maxMs;
+  try {
+    let seen: number;
+    do {
+      seen = connections;
+      await nextTurn();
+      await nextTurn();
+    } while (connections !== seen && Date.now() < deadline);
+  } finally {
+    server.off("connection", count);
+  }
+}
+
 async function start() {
   const { db, adminSocket } = await openStore();
   const limiter = createRateLimiter({
@@ -51,6 +78,9 @@ async function start() {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down: finishing requests in flight");
+    // Bounded: a busy process takes tens of milliseconds a turn, and a flood of new connections
+    // must not hold the shutdown open.
+    await takeInArrived(app.server, 5000);
     // In-flight requests finish and commit before the store is closed. A keep-alive connection
     // whose request finishes during the drain would otherwise hold the close open until its
     // keep-alive timeout (72 s): it is closed as soon as it is idle.

@@ -32,6 +32,8 @@ return count`;
 
 /** Rate limiting runs on every request, so a slower reply counts as Redis being unavailable. */
 const COMMAND_TIMEOUT_MS = 150;
+/** Frees a command that a hung Redis never answers; the request stopped waiting for it long before. */
+const COMMAND_BACKSTOP_MS = 1000;
 /**
  * After a failure only one request per cool-down tries Redis, so a hung server costs one timeout
  * per cool-down rather than one per request.
@@ -40,6 +42,31 @@ const COOL_DOWN_MS = 1000;
 const RECONNECT_INTERVAL_MS = 1000;
 /** Keys outlive their window a little, so an instance whose clock lags still finds the shared count. */
 const EXPIRY_SLACK_MS = 1000;
+
+/**
+ * `reply`, or a rejection when it has not come `ms` after the call. A timer that fires late
+ * because this process was busy (a saturated event loop) runs before the replies that arrived
+ * meanwhile are read: the verdict waits for one more turn of the event loop, after pending I/O
+ * (setImmediate), so that a reply Redis sent in time is not taken for an outage.
+ */
+function answeredWithin<T>(ms: number, reply: Promise<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => setImmediate(() => reject(new Error(`Redis did not answer within ${ms} ms`))),
+      ms,
+    );
+    reply.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
 
 /**
  * Counts in Redis so every instance shares one quota per bucket. While Redis is down or hung,
@@ -60,7 +87,8 @@ export function createRedisRateLimiter({
     maxRetriesPerRequest: 0,
     // A request whose reply was lost has been counted by the fallback; resending would count it twice.
     autoResendUnfulfilledCommands: false,
-    commandTimeout: COMMAND_TIMEOUT_MS,
+    // The 150 ms bound is answeredWithin's, which does not mistake a busy process for a slow Redis.
+    commandTimeout: COMMAND_BACKSTOP_MS,
     connectTimeout: 500,
     // A connection that stops answering (hung server, silently dropped network) is replaced,
     // rather than lingering until TCP gives up minutes later.
@@ -109,11 +137,9 @@ export function createRedisRateLimiter({
       const window = fixedWindowAt(nowMs, windowSeconds);
       const key = `${keyPrefix}:${bucket}:${window.index}`;
       try {
-        const count = await redis.eval(
-          INCREMENT_SCRIPT,
-          1,
-          key,
-          window.endMs - nowMs + EXPIRY_SLACK_MS,
+        const count = await answeredWithin(
+          COMMAND_TIMEOUT_MS,
+          redis.eval(INCREMENT_SCRIPT, 1, key, window.endMs - nowMs + EXPIRY_SLACK_MS),
         );
         reportAvailable();
         return decideFromCount(Number(count), max, window, nowMs);
