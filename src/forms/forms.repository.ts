@@ -121,6 +121,28 @@ export async function updateForm(
   return rows[0] ?? null;
 }
 
+/**
+ * Merges `settings` into the stored ones and sets the name if given, in one statement. For
+ * changes that do not involve the closing state, which needs the stored row to compute.
+ */
+export async function patchForm(
+  db: Queryable,
+  organizationId: string,
+  formId: string,
+  changes: { name: string | null; settings: Partial<FormSettings>; captchaSecret: string | null },
+  now: Date,
+): Promise<FormRow | null> {
+  const rows = await db.query<FormRow>(
+    `UPDATE forms SET name = COALESCE($4, name), settings = settings || $5::jsonb,
+            captcha_secret = COALESCE($6, captcha_secret),
+            updated_at = GREATEST($1, updated_at + interval '1 millisecond')
+      WHERE organization_id = $2 AND id = $3
+      RETURNING ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed"`,
+    [now, organizationId, formId, changes.name, changes.settings, changes.captchaSecret],
+  );
+  return rows[0] ?? null;
+}
+
 export async function deleteForm(db: Queryable, organizationId: string, formId: string) {
   const rows = await db.query<{ id: string }>(
     "DELETE FROM forms WHERE organization_id = $1 AND id = $2 RETURNING id",
@@ -158,12 +180,23 @@ const LIST_COLUMNS = `id, name, type, created_at AS "createdAt", updated_at AS "
   settings -> 'imageCompressionType' AS "imageCompressionType",
   ${READS_CLOSED} AS "isClosed", submissions, organization_id AS "organizationId"`;
 
+/** Past this many rows, walking the offset in the index alone beats reading rows as it goes. */
+const DEEP_OFFSET = 200n;
+
+interface PageShape {
+  byType: boolean;
+  bySearch: boolean;
+  /** An offset of DEEP_OFFSET or more. */
+  deep: boolean;
+  sort: ListSort;
+}
+
 /**
  * One statement answers a page: its total and its rows. Parameters: $1 now, $2 organization,
- * $3 type, $4 name pattern, $5 limit, $6 offset. Each filter shape has its own fixed statement,
- * so that a prepared plan never has to serve a shape it was not made for.
+ * $3 type, $4 name pattern, $5 limit, $6 offset. Each shape has its own fixed statement, so
+ * that a prepared plan never has to serve a shape it was not made for.
  */
-function pageStatement(byType: boolean, bySearch: boolean, sort: ListSort): string {
+function pageStatement({ byType, bySearch, deep, sort }: PageShape): string {
   // A shape without a filter still names its parameter, as NULL, so that it has a type.
   const ofType = byType ? "type = $3" : "$3::text IS NULL";
   const named = bySearch ? "name ILIKE $4" : "$4::text IS NULL";
@@ -174,24 +207,30 @@ function pageStatement(byType: boolean, bySearch: boolean, sort: ListSort): stri
     ? `SELECT count(*) AS total FROM forms WHERE ${where}`
     : `SELECT COALESCE(sum(count), 0) AS total FROM form_counts
         WHERE organization_id = $2 AND ${ofType}`;
-  // The offset is walked in the index alone; only the page's own rows are read from the table.
-  const page = bySearch
-    ? `SELECT ${LIST_COLUMNS} FROM forms WHERE ${where}
-        ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6`
-    : `SELECT ${LIST_COLUMNS} FROM forms WHERE id IN (
-         SELECT id FROM forms WHERE ${where} ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6)`;
+  // A deep page walks its offset in the index alone and reads only its own rows from the table.
+  const page =
+    deep && !bySearch
+      ? `SELECT ${LIST_COLUMNS} FROM forms WHERE id IN (
+           SELECT id FROM forms WHERE ${where} ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6)`
+      : `SELECT ${LIST_COLUMNS} FROM forms WHERE ${where}
+          ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6`;
   return `SELECT t.total::int8 AS total, p.* FROM (${total}) t
     LEFT JOIN LATERAL (${page}) p ON $6::int8 < t.total
     ORDER BY ${PAGE_ORDER[sort]}`;
 }
 
+const shapeKey = (shape: PageShape) =>
+  `${shape.byType}:${shape.bySearch}:${shape.deep}:${shape.sort}`;
+
 const PAGE_STATEMENTS = new Map(
   [false, true].flatMap((byType) =>
     [false, true].flatMap((bySearch) =>
-      (["createdAt", "submissions"] as const).map((sort) => [
-        `${byType}:${bySearch}:${sort}`,
-        pageStatement(byType, bySearch, sort),
-      ]),
+      [false, true].flatMap((deep) =>
+        (["createdAt", "submissions"] as const).map((sort) => {
+          const shape = { byType, bySearch, deep, sort };
+          return [shapeKey(shape), pageStatement(shape)] as const;
+        }),
+      ),
     ),
   ),
 );
@@ -204,9 +243,13 @@ export async function listFormPage(
   offset: bigint,
   now: Date,
 ): Promise<FormPage> {
-  const statement = PAGE_STATEMENTS.get(
-    `${filter.type !== null}:${filter.namePattern !== null}:${sort}`,
-  ) as string;
+  const shape = {
+    byType: filter.type !== null,
+    bySearch: filter.namePattern !== null,
+    deep: offset >= DEEP_OFFSET,
+    sort,
+  };
+  const statement = PAGE_STATEMENTS.get(shapeKey(shape)) as string;
   const rows = await db.query<FormListRow & { total: string }>(
     statement,
     [now, filter.organizationId, filter.type, filter.namePattern, limit, offset.toString()],
