@@ -45,25 +45,67 @@ export function createMeasurer(options: BenchOptions, log: (line: string) => voi
       connections = options.connections,
     ): Promise<void> {
       if (!this.selects(scenario)) return;
-      const summary = await runLoad({
-        origin: target.server.origin,
-        headers: target.headers,
-        connections,
-        durationSeconds: options.durationSeconds,
-        warmupSeconds: options.warmupSeconds,
-        request,
-      });
-      await settle(target.server.origin, target.headers);
+      const summary = await runOnce(scenario, forms, target, request, connections);
       measurements.push({ scenario, forms, server: target.server.name, connections, summary });
-      const { requestsPerSecond, latencyMs, non2xx, errors } = summary;
-      log(
-        `${scenario} · ${formsLabel(forms) || "-"} · ${target.server.name}: ` +
-          `${requestsPerSecond} req/s, p50 ${milliseconds(latencyMs?.p50)} ms, ` +
-          `p99 ${milliseconds(latencyMs?.p99)} ms` +
-          (non2xx + errors > 0 ? `, ${non2xx} non-2xx, ${errors} errors` : ""),
-      );
+    },
+    /**
+     * The targets that compare servers rest on these: each server runs `rounds` times, taking
+     * turns, and keeps its median run, so that a burst of noise on the machine during one run
+     * does not decide a ratio.
+     */
+    async measureSideBySide(
+      scenario: string,
+      forms: number | null,
+      runs: readonly { target: LoadTarget; request: LoadRequest }[],
+      rounds = 3,
+    ): Promise<void> {
+      if (!this.selects(scenario)) return;
+      const summaries = runs.map((): LoadSummary[] => []);
+      for (let round = 0; round < rounds; round++) {
+        for (const [i, { target, request }] of runs.entries()) {
+          summaries[i]?.push(
+            await runOnce(scenario, forms, target, request, options.connections, round + 1),
+          );
+        }
+      }
+      for (const [i, { target }] of runs.entries()) {
+        const sorted = (summaries[i] ?? []).toSorted(
+          (a, b) => a.requestsPerSecond - b.requestsPerSecond,
+        );
+        const summary = sorted[Math.floor(sorted.length / 2)] as LoadSummary;
+        const server = target.server.name;
+        measurements.push({ scenario, forms, server, connections: options.connections, summary });
+      }
     },
   };
+
+  async function runOnce(
+    scenario: string,
+    forms: number | null,
+    target: LoadTarget,
+    request: LoadRequest,
+    connections: number,
+    round?: number,
+  ): Promise<LoadSummary> {
+    const summary = await runLoad({
+      origin: target.server.origin,
+      headers: target.headers,
+      connections,
+      durationSeconds: options.durationSeconds,
+      warmupSeconds: options.warmupSeconds,
+      request,
+    });
+    await settle(target.server.origin, target.headers);
+    const { requestsPerSecond, latencyMs, non2xx, errors } = summary;
+    log(
+      `${scenario} · ${formsLabel(forms) || "-"} · ${target.server.name}` +
+        `${round ? ` (round ${round})` : ""}: ` +
+        `${requestsPerSecond} req/s, p50 ${milliseconds(latencyMs?.p50)} ms, ` +
+        `p99 ${milliseconds(latencyMs?.p99)} ms` +
+        (non2xx + errors > 0 ? `, ${non2xx} non-2xx, ${errors} errors` : ""),
+    );
+    return summary;
+  }
 }
 
 export type Measurer = ReturnType<typeof createMeasurer>;

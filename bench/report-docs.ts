@@ -52,7 +52,9 @@ the bench markers is rewritten by every complete run. Raw figures: \`bench/resul
 - **Load.** autocannon in a process of its own, ${settings.connections} connections,
   ${settings.durationSeconds} s per run after ${settings.warmupSeconds} s of warm-up that is not
   counted. Create sends a new name each time; update renames the writes organization's forms in
-  turn; get by id reads the ${formsLabel(ALL_SIZES[0])}-form organization's forms in turn.
+  turn; get by id reads the ${formsLabel(ALL_SIZES[0])}-form organization's forms in turn. The
+  runs that targets compare across servers (list with defaults at the smallest size, create,
+  update) are made three times, the servers taking turns, and each keeps its median run.
 - **Servers**, side by side on the same data, each run right after formdeck's:
   - _formdeck_: \`node src/server.ts\` with the Node flags of \`npm start\`
     (\`${settings.formdeckNodeFlags || "none"}\`), on PostgreSQL, in-process rate limiter (no
