@@ -1,6 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { isStoreUnreachable } from "./db/database.ts";
 import { AppError, errorBody } from "./errors.ts";
 
 /** Fastify's own errors that a client can cause, and what each one says to that client. */
@@ -45,6 +46,14 @@ export function registerErrorHandling(app: FastifyInstance) {
     const known = error instanceof AppError ? error : fromFramework(error, request);
     if (known) {
       return reply.code(known.statusCode).send(errorBody(known.code, known.message));
+    }
+    if (isStoreUnreachable(error)) {
+      // Nothing the client did: the same request may succeed once the database is back.
+      request.log.warn({ err: error }, "request failed: the database is not reachable");
+      return reply
+        .code(503)
+        .header("Retry-After", "1")
+        .send(errorBody("service_unavailable", "store: is not reachable"));
     }
     request.log.error({ err: error }, "request failed");
     return reply

@@ -53,6 +53,9 @@ export const ErrorResponse = Type.Object(
 /** The error responses a route declares, by status, for its schema and the OpenAPI document. */
 export function errorResponses(...codes: ErrorCode[]) {
   return Object.fromEntries(
-    [...codes, "internal_server_error" as const].map((code) => [codeToStatus[code], ErrorResponse]),
+    [...codes, "internal_server_error" as const, "service_unavailable" as const].map((code) => [
+      codeToStatus[code],
+      ErrorResponse,
+    ]),
   );
 }

@@ -15,16 +15,16 @@ type OpenApiDocument = {
 };
 
 /** Every route with the statuses its schema declares; 500 is declared wherever errors are. */
-const KEYED = ["401", "403", "429", "500"];
+const KEYED = ["401", "403", "429", "500", "503"];
 const EXPECTED: Record<string, { statuses: string[]; keyed: boolean }> = {
   "GET /api/v1/forms": { statuses: ["200", "422", ...KEYED], keyed: true },
   "POST /api/v1/forms": { statuses: ["201", "413", "415", "422", ...KEYED], keyed: true },
-  "GET /api/v1/forms/{formId}": { statuses: ["200", "404", ...KEYED], keyed: true },
+  "GET /api/v1/forms/{formId}": { statuses: ["200", "404", "422", ...KEYED], keyed: true },
   "PATCH /api/v1/forms/{formId}": {
     statuses: ["200", "404", "413", "415", "422", ...KEYED],
     keyed: true,
   },
-  "DELETE /api/v1/forms/{formId}": { statuses: ["204", "404", ...KEYED], keyed: true },
+  "DELETE /api/v1/forms/{formId}": { statuses: ["204", "404", "422", ...KEYED], keyed: true },
   "GET /healthz": { statuses: ["200"], keyed: false },
   "GET /readyz": { statuses: ["200", "500", "503"], keyed: false },
 };

@@ -61,10 +61,14 @@ async function openPglite(dataDir: string | null): Promise<Database> {
     transaction: (work) => db.transaction((tx) => work({ query: (sql, p) => run(tx, sql, p) })),
     listen(channel, handlers) {
       // One process owns an embedded store, so its listener is never cut off.
-      const stop = db.listen(channel, handlers.message).then((unlisten) => {
-        handlers.connected();
-        return unlisten;
-      });
+      const stop = db.listen(channel, handlers.message).then(
+        (unlisten) => {
+          handlers.connected();
+          return unlisten;
+        },
+        // A closed store: nothing to listen to, and never `connected`.
+        () => async () => {},
+      );
       return async () => {
         const unlisten = await stop;
         // Closing the store has already ended every listener.
@@ -130,6 +134,33 @@ async function openPostgres(connectionString: string): Promise<Database> {
     listen: (channel, handlers) => listenWithReconnect(connectionString, channel, handlers),
     close: () => pool.end(),
   };
+}
+
+// SQLSTATE: connection exceptions (class 08), too many connections, and a server shutting down,
+// crashed or starting.
+const UNREACHABLE_STATES = /^(08...|53300|57P0[123])$/;
+const UNREACHABLE_SOCKET = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EAI_AGAIN",
+]);
+// What pg and PGlite say when a connection is gone or never came, having no code for it.
+const UNREACHABLE_MESSAGE =
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|not queryable|PGlite is closed/;
+
+/**
+ * Whether `error` says the database could not be reached or answer (a restart, a network
+ * failure, a full pool), rather than that the statement was wrong: the request may be retried.
+ */
+export function isStoreUnreachable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && (UNREACHABLE_STATES.test(code) || UNREACHABLE_SOCKET.has(code))) {
+    return true;
+  }
+  return UNREACHABLE_MESSAGE.test(error.message);
 }
 
 const RECONNECT_DELAY_MS = 1_000;

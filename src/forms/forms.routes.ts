@@ -102,7 +102,7 @@ export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (a
         security,
         querystring: NoQuery,
         params: FormIdParams,
-        response: { 200: Form, ...errorResponses(...keyed, "not_found") },
+        response: { 200: Form, ...errorResponses(...keyed, "unprocessable_entity", "not_found") },
       },
     },
     (request) => forms.getForm(db, request.owner, request.params.formId),
@@ -141,7 +141,7 @@ export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (a
         params: FormIdParams,
         response: {
           204: Type.Null({ description: "Deleted" }),
-          ...errorResponses(...keyed, "not_found"),
+          ...errorResponses(...keyed, "unprocessable_entity", "not_found"),
         },
       },
     },
