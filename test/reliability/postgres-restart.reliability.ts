@@ -31,9 +31,8 @@ const MAX_LATENCY_MS = 15_000;
 const RECOVERY_MS = 5000;
 const AFTER_EVENT_MS = byProfile(5500, 15_000);
 const DOWN_MS = 2000;
-/** What the gap may answer: the spec's body with a 5xx code. */
+/** What the gap may answer: 503 with the spec's body (docs/decisions.md, Timeouts). */
 const GAP_CODES: Record<number, string> = {
-  500: "internal_server_error",
   503: "service_unavailable",
 };
 
