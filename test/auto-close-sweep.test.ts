@@ -29,8 +29,21 @@ test("the background pass writes down a deadline that has passed, and leaves fut
   const { fullKey } = await createTenant("paid");
   const api = client(built.app, fullKey);
   const deadline = { autoCloseEnabled: true, autoCloseTime: "12:00", autoCloseTimezone: "UTC" };
-  const past = await api.create({ name: "past", ...deadline, autoCloseDate: "2020-01-01" });
+  const alreadyPast = await api.create({ name: "late", ...deadline, autoCloseDate: "2020-01-01" });
+  assert.equal(alreadyPast.body.isClosed, true);
+  assert.deepEqual(
+    await stored(alreadyPast.body.id),
+    { isClosed: true, autoCloseAt: null },
+    "a deadline already past when written fires at once",
+  );
+  const created = await api.create({ name: "past", ...deadline, autoCloseDate: "2998-01-01" });
   const future = await api.create({ name: "future", ...deadline, autoCloseDate: "2999-01-01" });
+  // Time passes: the first deadline is now behind us, and reads count the form closed.
+  await built.db.query("UPDATE forms SET auto_close_at = $2 WHERE id = $1", [
+    created.body.id,
+    new Date("2020-01-01T12:00:00.000Z"),
+  ]);
+  const past = await api.get(created.body.id);
   assert.equal(past.body.isClosed, true);
   assert.deepEqual(await stored(past.body.id), {
     isClosed: false,
