@@ -85,16 +85,24 @@ test("a revocation returns only once every listening instance has confirmed it",
   }
 });
 
-test("a cache that cannot hear announcements answers every lookup from the database", async () => {
-  let handlers: NotificationHandlers | undefined;
-  // Only the listening side is stood in for: what is tested is what the cache does with it.
+/**
+ * A cache whose announcements the test sends itself. Only the listening side is stood in for:
+ * what is tested is what the cache does with what it hears.
+ */
+function cacheWithAnnouncer() {
+  const announcer: { handlers?: NotificationHandlers } = {};
   const listening = {
     listen(_channel: string, given: NotificationHandlers) {
-      handlers = given;
+      announcer.handlers = given;
       return async () => {};
     },
   } as unknown as Database;
   const cache = new KeyCache(listening);
+  return { cache, handlers: announcer.handlers as NotificationHandlers };
+}
+
+test("a cache that cannot hear announcements answers every lookup from the database", async () => {
+  const { cache, handlers } = cacheWithAnnouncer();
   const owner: KeyOwner = { keyId: "key_a", organizationId: "org_a", scope: "full", plan: "free" };
   let loads = 0;
   const load = async () => {
@@ -105,17 +113,17 @@ test("a cache that cannot hear announcements answers every lookup from the datab
     await cache.owner("hash", load);
     await cache.owner("hash", load);
     assert.equal(loads, 2, "not listening yet: nothing is kept");
-    handlers?.connected();
+    handlers.connected();
     await cache.owner("hash", load);
     await cache.owner("hash", load);
     assert.equal(loads, 3, "listening: the second lookup is answered from memory");
-    handlers?.message("key:key_a");
+    handlers.message("key:key_a");
     await cache.owner("hash", load);
     assert.equal(loads, 4, "an announced revocation drops the key");
-    handlers?.message("org:org_a");
+    handlers.message("org:org_a");
     await cache.owner("hash", load);
     assert.equal(loads, 5, "an announced plan change drops the organization's keys");
-    handlers?.disconnected();
+    handlers.disconnected();
     await cache.owner("hash", load);
     await cache.owner("hash", load);
     assert.equal(loads, 7, "after the connection is lost nothing is answered from memory");
@@ -125,22 +133,15 @@ test("a cache that cannot hear announcements answers every lookup from the datab
 });
 
 test("an announcement during a lookup keeps its answer out of the cache", async () => {
-  let handlers: NotificationHandlers | undefined;
-  const listening = {
-    listen(_channel: string, given: NotificationHandlers) {
-      handlers = given;
-      return async () => {};
-    },
-  } as unknown as Database;
-  const cache = new KeyCache(listening);
-  handlers?.connected();
+  const { cache, handlers } = cacheWithAnnouncer();
+  handlers.connected();
   const owner: KeyOwner = { keyId: "key_b", organizationId: "org_b", scope: "read", plan: "paid" };
   let loads = 0;
   try {
     await cache.owner("hash", async () => {
       loads++;
       // The key is revoked while its (now stale) row is on its way back.
-      handlers?.message("key:key_b");
+      handlers.message("key:key_b");
       return owner;
     });
     await cache.owner("hash", async () => {
