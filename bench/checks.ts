@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { createApiKey, revokeKey } from "../src/admin/admin.service.ts";
-import type { Queryable } from "../src/db/database.ts";
+import { openDatabase, type Queryable } from "../src/db/database.ts";
 import type { BenchOrganization } from "./bench-organizations.ts";
 import { apiKeyHeader, formsLabel, type LoadTarget } from "./measurement.ts";
 import { deepPage, listPath } from "./scenarios.ts";
@@ -69,14 +69,16 @@ export async function checkLists(
 export const REVOCATIONS = 20;
 
 /**
- * A key revoked on the database (as `formdeck key revoke` does, from a process of its own) is
- * refused on its very next request, even right after a request that succeeded with it.
+ * A key revoked on the database (as `formdeck key revoke` does, from a process of its own and
+ * with a connection of the same kind) is refused on its very next request, even right after a
+ * request that succeeded with it.
  */
 export async function checkRevokedKeyRefused(
-  db: Queryable,
+  databaseUrl: string,
   org: BenchOrganization,
   formdeck: LoadTarget,
 ): Promise<CheckResult> {
+  const db = await openDatabase({ databaseUrl, dataDir: null });
   let accepted = 0;
   let newKeyStatus = 200;
   for (let attempt = 0; attempt < REVOCATIONS; attempt++) {
@@ -92,6 +94,7 @@ export async function checkRevokedKeyRefused(
     if (before.status !== 200) newKeyStatus = before.status;
     else if (after.status !== 401) accepted += 1;
   }
+  await db.close();
   return {
     name: `formdeck: a revoked key is refused on its next request (${REVOCATIONS} keys)`,
     passed: accepted === 0 && newKeyStatus === 200,

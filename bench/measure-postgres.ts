@@ -61,7 +61,7 @@ export async function measureOnPostgres(
       const baselines = org === smallest ? [minimalFor(org), withoutAuth] : [minimalFor(org)];
       checks.push(...(await checkLists(db, org, formdeckFor(org), baselines)));
     }
-    checks.push(await checkRevokedKeyRefused(db, smallest, formdeckFor(smallest)));
+    checks.push(await checkRevokedKeyRefused(databaseUrl, smallest, formdeckFor(smallest)));
     // A failed check fails the run, but the figures are still measured: they are what the
     // service does now, and the one making it faster needs them either way.
     for (const check of checks.filter((c) => !c.passed)) log(`FAIL ${check.name}: ${check.detail}`);
