@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import http from "node:http";
-import net from "node:net";
+import type net from "node:net";
 import { after, before, describe, test } from "node:test";
 import { buildTestApp, closeTestDatabase, createTenant } from "./helpers.ts";
+import { sendRaw } from "./raw-http.ts";
 
 type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
 
@@ -147,26 +148,9 @@ describe("errors answered by a listening server", () => {
     await server?.close();
   });
 
-  /** Sends `request` as raw bytes and splits the whole answer into status, headers and body. */
-  function raw(request: string) {
-    return new Promise<{ status: number; headers: string; body: string }>((resolve, reject) => {
-      const socket = net.connect(port, "127.0.0.1");
-      let answer = "";
-      socket.setEncoding("utf8");
-      socket.on("data", (chunk) => {
-        answer += chunk;
-      });
-      socket.on("end", () => {
-        const [head = "", body = ""] = answer.split("\r\n\r\n", 2);
-        resolve({ status: Number(head.split(" ")[1]), headers: head.toLowerCase(), body });
-      });
-      socket.on("error", reject);
-      socket.end(request);
-    });
-  }
-
   test("headers over 16 KB → 431 with the error body", async () => {
-    const res = await raw(
+    const res = await sendRaw(
+      port,
       `GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: ${"a".repeat(17 * 1024)}\r\n\r\n`,
     );
     assert.equal(res.status, 431);
@@ -178,7 +162,10 @@ describe("errors answered by a listening server", () => {
   });
 
   test("a request that is not valid HTTP → 400 with the error body", async () => {
-    const res = await raw("GET /healthz HTTP/1.1\r\nHost: localhost\r\nNo colon here\r\n\r\n");
+    const res = await sendRaw(
+      port,
+      "GET /healthz HTTP/1.1\r\nHost: localhost\r\nNo colon here\r\n\r\n",
+    );
     assert.equal(res.status, 400);
     assert.deepEqual(JSON.parse(res.body), errorBody("bad_request", "request: is not valid HTTP"));
   });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { connect } from "node:net";
 import { after, before, test } from "node:test";
+import { sendRaw } from "./raw-http.ts";
 import { type RunningServer, startServer, tempDataDir } from "./server-process.ts";
 
 let server: RunningServer;
@@ -15,20 +15,10 @@ before(async () => {
 });
 after(() => server.stop());
 
-/** Sends `head`, a blank line and `bodyPart`; resolves what the server wrote, once it closes. */
+/** Sends `head`, a blank line and `bodyPart` (only `head` when there is no body part). */
 function sendUnfinished(head: string, bodyPart: string) {
-  const { port } = new URL(server.url);
-  const socket = connect(Number(port), "127.0.0.1");
-  socket.write(bodyPart === "" ? head : `${head}\r\n\r\n${bodyPart}`);
-  const started = performance.now();
-  return new Promise<{ text: string; seconds: number }>((resolve, reject) => {
-    let text = "";
-    socket.setEncoding("utf8").on("data", (chunk) => {
-      text += chunk;
-    });
-    socket.on("error", reject);
-    socket.on("close", () => resolve({ text, seconds: (performance.now() - started) / 1000 }));
-  });
+  const bytes = bodyPart === "" ? head : `${head}\r\n\r\n${bodyPart}`;
+  return sendRaw(Number(new URL(server.url).port), bytes, { finished: false });
 }
 
 const post = (headers: string) =>

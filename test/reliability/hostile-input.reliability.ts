@@ -7,7 +7,6 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import { after, before, describe, test } from "node:test";
 import {
   type Body,
@@ -19,6 +18,7 @@ import {
   unprocessable,
 } from "../form-fixtures.ts";
 import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
+import { sendRaw } from "../raw-http.ts";
 import { cli, type RunningServer, startServer, tempDataDir } from "../server-process.ts";
 import { figure } from "./figures.ts";
 
@@ -845,24 +845,6 @@ describe("against a real server process", () => {
     await healthy();
   });
 
-  /** Sends `request` as raw bytes and splits the whole answer. */
-  function raw(request: string) {
-    return new Promise<{ status: number; headers: string; body: string }>((resolve, reject) => {
-      const socket = net.connect(port, "127.0.0.1");
-      let answer = "";
-      socket.setEncoding("utf8");
-      socket.on("data", (chunk) => {
-        answer += chunk;
-      });
-      socket.on("end", () => {
-        const [head = "", body = ""] = answer.split("\r\n\r\n", 2);
-        resolve({ status: Number(head.split(" ")[1]), headers: head.toLowerCase(), body });
-      });
-      socket.on("error", reject);
-      socket.end(request);
-    });
-  }
-
   test("headers over 16 KB → 431 with the error body; just under is served", async (t) => {
     const big = [
       ["one 17 KB header", `X-Big: ${"a".repeat(17 * 1024)}\r\n`],
@@ -874,19 +856,21 @@ describe("against a real server process", () => {
       ["a 20 KB cookie", `Cookie: ${"c=1; ".repeat(4 * 1024)}\r\n`],
     ];
     for (const [label, headers] of big) {
-      const res = await raw(`GET ${FORMS} HTTP/1.1\r\nHost: localhost\r\n${headers}\r\n`);
+      const res = await sendRaw(port, `GET ${FORMS} HTTP/1.1\r\nHost: localhost\r\n${headers}\r\n`);
       assert.equal(res.status, 431, label);
       assert.match(res.headers, /content-type: application\/json/, label);
       assert.deepEqual(JSON.parse(res.body), HEADERS_TOO_LARGE, label);
     }
     // A 20 KB URL counts against the same limit.
-    const longUrl = await raw(
+    const longUrl = await sendRaw(
+      port,
       `GET ${FORMS}?search=${"u".repeat(20 * 1024)} HTTP/1.1\r\nHost: localhost\r\n\r\n`,
     );
     assert.equal(longUrl.status, 431);
     assert.deepEqual(JSON.parse(longUrl.body), HEADERS_TOO_LARGE);
     // 15 KB of headers is within the limit.
-    const under = await raw(
+    const under = await sendRaw(
+      port,
       `GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nX-Pad: ${"p".repeat(15 * 1024)}\r\n\r\n`,
     );
     assert.equal(under.status, 200);
