@@ -9,7 +9,7 @@
  * Reproduce a run with FC_SEED=<seed printed as a figure>; FC_RUNS changes the number of cases.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe, type TestContext, test } from "node:test";
 import fc from "fast-check";
 import {
   type Answer,
@@ -125,6 +125,25 @@ const FORMAT_MAX = { date: 10, time: 5, timezone: 100, color: 7, url: 2_048 } as
 const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 const daysIn = (y: number, m: number) =>
   [31, isLeap(y) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1] ?? 0;
+
+/** Prints how many cases an operation ran, and fails unless there were enough of each kind. */
+function reportCases(
+  t: TestContext,
+  operation: string,
+  counts: { valid: number; invalid: number },
+  started: number,
+) {
+  const cases = counts.valid + counts.invalid;
+  const seconds = (performance.now() - started) / 1000;
+  figure(
+    t,
+    `${operation} cases (valid + invalid)`,
+    `${cases} (${counts.valid} + ${counts.invalid})`,
+  );
+  figure(t, `${operation} cases/s`, Math.round(cases / seconds));
+  assert.ok(cases >= RUNS);
+  if (RUNS >= 100) assert.ok(counts.valid > RUNS / 4 && counts.invalid > RUNS / 4, "both kinds");
+}
 
 function isValidDate(value: string): boolean {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
@@ -885,15 +904,7 @@ describe("generated create and update bodies, on a paid organization", () => {
       }),
       params(),
     );
-    const seconds = (performance.now() - started) / 1000;
-    figure(
-      t,
-      "create cases (valid + invalid)",
-      `${counts.valid + counts.invalid} (${counts.valid} + ${counts.invalid})`,
-    );
-    figure(t, "create cases/s", Math.round((counts.valid + counts.invalid) / seconds));
-    assert.ok(counts.valid + counts.invalid >= RUNS);
-    if (RUNS >= 100) assert.ok(counts.valid > RUNS / 4 && counts.invalid > RUNS / 4, "both kinds");
+    reportCases(t, "create", counts, started);
   });
 
   test("update: every valid body is applied exactly, every invalid one changes nothing", async (t) => {
@@ -946,16 +957,8 @@ describe("generated create and update bodies, on a paid organization", () => {
       }),
       params(),
     );
-    const seconds = (performance.now() - started) / 1000;
-    figure(
-      t,
-      "update cases (valid + invalid)",
-      `${counts.valid + counts.invalid} (${counts.valid} + ${counts.invalid})`,
-    );
-    figure(t, "update cases/s", Math.round((counts.valid + counts.invalid) / seconds));
+    reportCases(t, "update", counts, started);
     figure(t, "update cases with isClosed left open (DST gap)", counts.closedUndecided);
-    assert.ok(counts.valid + counts.invalid >= RUNS);
-    if (RUNS >= 100) assert.ok(counts.valid > RUNS / 4 && counts.invalid > RUNS / 4, "both kinds");
   });
 });
 
