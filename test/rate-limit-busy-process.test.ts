@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import net from "node:net";
 import { test } from "node:test";
 import { createRedisRateLimiter } from "../src/rate-limit/redis-rate-limiter.ts";
+import { startRedisProxy } from "./redis-proxy.ts";
 
 const REDIS_URL = process.env.REDIS_URL;
 
@@ -11,36 +11,17 @@ const REDIS_URL = process.env.REDIS_URL;
  * `busyMs`: the reply has come in time, but sits unread while the event loop is saturated.
  */
 async function startBusyProxy(redisUrl: string) {
-  const target = new URL(redisUrl);
   const state = { busyMs: 0 };
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 6379), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on("close", () => sockets.delete(socket));
-      socket.on("error", () => {});
-    }
-    client.on("data", (chunk) => upstream.write(chunk));
-    upstream.on("data", (chunk) => {
+  const proxy = await startRedisProxy(redisUrl, {
+    toClient(chunk, client) {
       client.write(chunk);
       const until = Date.now() + state.busyMs;
       while (Date.now() < until) {
         // Saturated: nothing else runs, the client's socket is not read.
       }
-    });
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    state,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...proxy, state };
 }
 
 // Found by the reliability suite's load run: under load, a healthy Redis was reported unavailable

@@ -7,6 +7,7 @@ import { createRateLimiter } from "../src/rate-limit/create-rate-limiter.ts";
 import { createMemoryRateLimiter } from "../src/rate-limit/memory-rate-limiter.ts";
 import type { RateLimiter } from "../src/rate-limit/rate-limiter.ts";
 import { createRedisRateLimiter } from "../src/rate-limit/redis-rate-limiter.ts";
+import { startRedisProxy } from "./redis-proxy.ts";
 
 const REDIS_URL = process.env.REDIS_URL;
 const needsRedis = { skip: !REDIS_URL && "REDIS_URL is not set" };
@@ -287,24 +288,13 @@ test("Redis limiter counts in process, promptly, while Redis hangs", async (t) =
  * SIGCONTed) while a client is connected: held requests reach Redis, in order, on resume.
  */
 async function startHangableProxy(redisUrl: string) {
-  const target = new URL(redisUrl);
-  const sockets = new Set<net.Socket>();
   const held: { upstream: net.Socket; chunk: Buffer }[] = [];
   let hung = false;
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 6379), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on("close", () => sockets.delete(socket));
-      socket.on("error", () => {});
-    }
-    client.on("data", (chunk) => (hung ? held.push({ upstream, chunk }) : upstream.write(chunk)));
-    upstream.on("data", (chunk) => client.write(chunk));
+  const proxy = await startRedisProxy(redisUrl, {
+    toRedis: (chunk, upstream) => (hung ? held.push({ upstream, chunk }) : upstream.write(chunk)),
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
   return {
-    url: `redis://127.0.0.1:${port}`,
+    ...proxy,
     hang: () => {
       hung = true;
     },
@@ -313,11 +303,6 @@ async function startHangableProxy(redisUrl: string) {
       for (const { upstream, chunk } of held.splice(0)) upstream.write(chunk);
     },
     heldBytes: () => held.reduce((bytes, { chunk }) => bytes + chunk.length, 0),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
   };
 }
 
