@@ -7,7 +7,7 @@ import { KeyCache } from "./auth/key-cache.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from "./error-handling.ts";
-import { AppError } from "./errors.ts";
+import { undecodableUrl } from "./errors.ts";
 import { formsRoutes } from "./forms/forms.routes.ts";
 import { healthRoutes } from "./health.routes.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
@@ -59,7 +59,7 @@ export async function buildApp(dependencies: AppDependencies) {
   // Before the key check, as a path that cannot be decoded is refused before routing.
   app.addHook("onRequest", async (request) => {
     if (!hasDecodableQuery(request.url)) {
-      throw new AppError("bad_request", "url: is not valid percent-encoding");
+      throw undecodableUrl();
     }
   });
   app.addHook("onSend", async (request, reply) => {

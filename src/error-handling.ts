@@ -2,7 +2,7 @@ import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { isStoreUnreachable } from "./db/database.ts";
-import { AppError, errorBody } from "./errors.ts";
+import { AppError, errorBody, undecodableUrl } from "./errors.ts";
 
 /** Fastify's own errors that a client can cause, and what each one says to that client. */
 function fromFramework(error: FastifyError, request: FastifyRequest): AppError | null {
@@ -17,7 +17,7 @@ function fromFramework(error: FastifyError, request: FastifyRequest): AppError |
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
       return new AppError("unprocessable_entity", "body: is not valid JSON");
     case "FST_ERR_BAD_URL":
-      return new AppError("bad_request", "url: is not valid percent-encoding");
+      return undecodableUrl();
   }
   // Fastify's messages can quote the whole URL back; the client sent it, and needs no copy.
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {

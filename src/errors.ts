@@ -36,6 +36,10 @@ export function invalid(member: string, reason: string): AppError {
 
 export const formNotFound = () => new AppError("not_found", "form: not found");
 
+/** A path or query string that does not percent-decode, wherever it is caught. */
+export const undecodableUrl = () =>
+  new AppError("bad_request", "url: is not valid percent-encoding");
+
 export function errorBody(code: ErrorCode, message: string) {
   return { error: { code, message } };
 }
