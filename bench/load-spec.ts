@@ -1,4 +1,4 @@
-import { API_PREFIX } from "../src/api-prefix.ts";
+import { API_PREFIX } from "../src/http/api-prefix.ts";
 
 /** The collection every load and baseline is about. */
 export const FORMS_PATH = `${API_PREFIX}/forms`;

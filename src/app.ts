@@ -1,19 +1,23 @@
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyBaseLogger } from "fastify";
-import { API_PREFIX } from "./api-prefix.ts";
 import type { KeyOwner } from "./auth/api-keys.repository.ts";
 import { registerAuthentication } from "./auth/authenticate.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
-import { clientErrorHandler, frameworkErrors, registerErrorHandling } from "./error-handling.ts";
-import { undecodableUrl } from "./errors.ts";
 import { formsRoutes } from "./forms/forms.routes.ts";
-import { healthRoutes } from "./health.routes.ts";
-import { registerJsonBodyParser } from "./json-body.ts";
-import { registerOpenApi } from "./openapi.ts";
+import { healthRoutes } from "./health/health.routes.ts";
+import { API_PREFIX } from "./http/api-prefix.ts";
+import {
+  clientErrorHandler,
+  frameworkErrors,
+  registerErrorHandling,
+} from "./http/error-handling.ts";
+import { undecodableUrl } from "./http/errors.ts";
+import { registerJsonBodyParser } from "./http/json-body.ts";
+import { registerOpenApi } from "./http/openapi.ts";
+import { hasDecodableQuery, validatorCompiler } from "./http/validation.ts";
 import type { RateLimiter } from "./rate-limit/rate-limiter.ts";
-import { hasDecodableQuery, validatorCompiler } from "./validation.ts";
 
 export interface AppDependencies {
   config: Config;

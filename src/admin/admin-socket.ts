@@ -2,7 +2,7 @@ import { mkdir, rm } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import type { Queryable } from "../db/database.ts";
-import { errorBody } from "../errors.ts";
+import { errorBody } from "../http/errors.ts";
 import {
   type AdminCommand,
   AdminCommandError,

@@ -20,7 +20,7 @@ import {
   listOrganizations,
   type Organization,
   setOrganizationPlan,
-} from "../organizations.repository.ts";
+} from "../organizations/organizations.repository.ts";
 
 /** A failure the operator caused (an unknown id); the CLI prints its message on one line. */
 export class AdminError extends Error {}

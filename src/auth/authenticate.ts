@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Database } from "../db/database.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../http/errors.ts";
 import type { RateLimitDecision, RateLimiter } from "../rate-limit/rate-limiter.ts";
 import { findActiveKey, type KeyOwner } from "./api-keys.repository.ts";
 import { hashApiKey, type Scope } from "./api-keys.ts";

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
-import { API_PREFIX } from "../api-prefix.ts";
 import type { Database } from "../db/database.ts";
-import { errorResponses } from "../errors.ts";
+import { API_PREFIX } from "../http/api-prefix.ts";
+import { errorResponses } from "../http/errors.ts";
 import { respondOnce } from "../idempotency/idempotency.service.ts";
 import {
   IdempotencyHeaders,

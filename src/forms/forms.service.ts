@@ -1,6 +1,6 @@
 import type { KeyOwner } from "../auth/api-keys.repository.ts";
 import type { Database, Queryable } from "../db/database.ts";
-import { AppError, formNotFound } from "../errors.ts";
+import { AppError, formNotFound } from "../http/errors.ts";
 import { newId } from "../ids.ts";
 import { autoCloseInstant } from "./auto-close.ts";
 import { nextClosingState } from "./closing.ts";

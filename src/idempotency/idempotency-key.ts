@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import { invalid } from "../errors.ts";
+import { invalid } from "../http/errors.ts";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 /** Sent, as `true`, on a response that was stored by an earlier request and is played back. */

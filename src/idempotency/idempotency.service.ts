@@ -1,5 +1,5 @@
 import type { Database, Queryable } from "../db/database.ts";
-import { invalid } from "../errors.ts";
+import { invalid } from "../http/errors.ts";
 import {
   claimKey,
   deleteExpiredKeys,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { type TestContext, test } from "node:test";
-import { cli, type RunningServer } from "../server-process.ts";
+import { cli, type RunningServer } from "../server/server-process.ts";
 import { figure } from "./figures.ts";
 import { Problems, runClients } from "./support/clients.ts";
 import { FORMS, listAllForms } from "./support/forms-api.ts";

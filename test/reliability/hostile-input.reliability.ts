@@ -16,10 +16,10 @@ import {
   errorOf,
   NOT_FOUND,
   unprocessable,
-} from "../form-fixtures.ts";
+} from "../forms/form-fixtures.ts";
 import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
 import { sendRaw } from "../raw-http.ts";
-import { cli, type RunningServer, startServer, tempDataDir } from "../server-process.ts";
+import { cli, type RunningServer, startServer, tempDataDir } from "../server/server-process.ts";
 import { figure } from "./figures.ts";
 
 type TestApp = Awaited<ReturnType<typeof buildTestApp>>;

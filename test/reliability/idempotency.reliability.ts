@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { type RunningServer, startServer } from "../server-process.ts";
+import { type RunningServer, startServer } from "../server/server-process.ts";
 import { figure } from "./figures.ts";
 import { listAllForms } from "./support/forms-api.ts";
 import { keepAliveAgent, type Reply, send } from "./support/http-client.ts";

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
-import { type Body, client, MISSING_ID, NOT_FOUND } from "../form-fixtures.ts";
+import { type Body, client, MISSING_ID, NOT_FOUND } from "../forms/form-fixtures.ts";
 import { buildTestApp, closeTestDatabase, createKey, createOrg } from "../helpers.ts";
 import { figure } from "./figures.ts";
 

@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { type Body, type Client, client, errorOf, unprocessable } from "../form-fixtures.ts";
+import { type Body, type Client, client, errorOf, unprocessable } from "../forms/form-fixtures.ts";
 import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
-import { cli, type RunningServer, startServer, tempDataDir } from "../server-process.ts";
+import { cli, type RunningServer, startServer, tempDataDir } from "../server/server-process.ts";
 import { figure } from "./figures.ts";
 
 type TestApp = Awaited<ReturnType<typeof buildTestApp>>;

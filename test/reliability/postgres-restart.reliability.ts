@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { RunningServer } from "../server-process.ts";
+import type { RunningServer } from "../server/server-process.ts";
 import { figure } from "./figures.ts";
 import { Problems, runClients } from "./support/clients.ts";
 import { FORMS, isErrorBody, listAllForms } from "./support/forms-api.ts";

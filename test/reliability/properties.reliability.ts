@@ -20,7 +20,7 @@ import {
   errorOf,
   TIMESTAMP,
   unprocessable,
-} from "../form-fixtures.ts";
+} from "../forms/form-fixtures.ts";
 import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
 import { figure } from "./figures.ts";
 

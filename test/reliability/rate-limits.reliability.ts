@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
-import type { RunningServer } from "../server-process.ts";
+import type { RunningServer } from "../server/server-process.ts";
 import { figure } from "./figures.ts";
 import { FORMS, isErrorBody } from "./support/forms-api.ts";
 import { keepAliveAgent, type Reply, send } from "./support/http-client.ts";

@@ -1,4 +1,4 @@
-import { type RunningServer, startServer } from "../../server-process.ts";
+import { type RunningServer, startServer } from "../../server/server-process.ts";
 
 /**
  * startServer (test/server-process.ts), bounded: a server that neither listens nor exits within

@@ -1,5 +1,5 @@
 import { rm } from "node:fs/promises";
-import { tempDataDir } from "../../server-process.ts";
+import { tempDataDir } from "../../server/server-process.ts";
 import { startThrowawayPostgres, throwawayPostgresUnavailable } from "./throwaway-postgres.ts";
 
 export interface StoreEnv {

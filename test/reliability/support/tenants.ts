@@ -1,4 +1,4 @@
-import { cli } from "../../server-process.ts";
+import { cli } from "../../server/server-process.ts";
 
 export interface Tenant {
   organizationId: string;

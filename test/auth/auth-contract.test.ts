@@ -1,0 +1,238 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import type { LightMyRequestResponse } from "fastify";
+import { createApiKey, revokeKey } from "../../src/admin/admin.service.ts";
+import { buildTestApp, closeTestDatabase, createTenant, testDatabase } from "../helpers.ts";
+
+type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
+type Tenant = Awaited<ReturnType<typeof createTenant>>;
+type Method = "GET" | "POST" | "PATCH" | "DELETE";
+
+const FORMS = "/api/v1/forms";
+/** Well-formed, but no form has it. */
+const MISSING_ID = "form_AAAAAAAAAAAAAAAAAAAAAA";
+
+const missingHeader = {
+  error: { code: "unauthorized", message: "api-key: the header is required" },
+};
+const invalidKey = { error: { code: "unauthorized", message: "api-key: is not a valid key" } };
+const needsFull = {
+  error: {
+    code: "forbidden",
+    message: "api-key: this key has scope read; this operation needs scope full",
+  },
+};
+const notFound = { error: { code: "not_found", message: "form: not found" } };
+
+let testApp: TestApp;
+let tenant: Tenant;
+let other: Tenant;
+
+async function call(
+  method: Method,
+  url: string,
+  key?: string,
+  payload?: object,
+): Promise<LightMyRequestResponse> {
+  const headers: Record<string, string> = key === undefined ? {} : { "api-key": key };
+  return testApp.app.inject({
+    method,
+    url,
+    headers,
+    ...(payload === undefined ? {} : { payload }),
+  });
+}
+
+async function newForm(key: string, name = "contract form") {
+  const res = await call("POST", FORMS, key, { name });
+  assert.equal(res.statusCode, 201, res.body);
+  return res.json();
+}
+
+/** Every keyed route: `url` is given a form of the tenant's own, so a 404 can never hide a 401/403. */
+const ROUTES: {
+  method: Method;
+  url: (formId: string) => string;
+  scope: "read" | "full";
+  body?: object;
+  success: number;
+}[] = [
+  { method: "GET", url: () => FORMS, scope: "read", success: 200 },
+  { method: "POST", url: () => FORMS, scope: "full", body: { name: "created" }, success: 201 },
+  { method: "GET", url: (id) => `${FORMS}/${id}`, scope: "read", success: 200 },
+  {
+    method: "PATCH",
+    url: (id) => `${FORMS}/${id}`,
+    scope: "full",
+    body: { name: "renamed" },
+    success: 200,
+  },
+  { method: "DELETE", url: (id) => `${FORMS}/${id}`, scope: "full", success: 204 },
+];
+
+before(async () => {
+  testApp = await buildTestApp();
+  tenant = await createTenant();
+  other = await createTenant();
+});
+
+after(async () => {
+  await testApp?.close();
+  await closeTestDatabase();
+});
+
+for (const route of ROUTES) {
+  const label = `${route.method} ${route.url(":formId")}`;
+
+  describe(`auth contract: ${label}`, () => {
+    test("no api-key header, an empty one, or an unknown key → 401 and nothing changes", async () => {
+      const form = await newForm(tenant.fullKey);
+      const url = route.url(form.id);
+      const listed = (await call("GET", FORMS, tenant.readKey)).json();
+      const cases: [string | undefined, object][] = [
+        [undefined, missingHeader],
+        ["", missingHeader],
+        ["fdk_thisKeyWasNeverIssuedByFormdeckAtAll0000000", invalidKey],
+        [`${tenant.fullKey}x`, invalidKey],
+      ];
+      for (const [key, body] of cases) {
+        const res = await call(route.method, url, key, route.body);
+        assert.equal(res.statusCode, 401, `key ${JSON.stringify(key)}`);
+        assert.deepEqual(res.json(), body);
+        assert.equal(res.headers["x-ratelimit-limit"], undefined);
+      }
+      assert.deepEqual((await call("GET", `${FORMS}/${form.id}`, tenant.readKey)).json(), form);
+      assert.deepEqual((await call("GET", FORMS, tenant.readKey)).json(), listed);
+    });
+
+    test("a revoked key → 401 from the next request on", async () => {
+      const db = await testDatabase();
+      const issued = await createApiKey(db, {
+        organizationId: tenant.org.id,
+        scope: "full",
+        name: "soon revoked",
+      });
+      const form = await newForm(issued.key);
+      const ok = await call(route.method, route.url(form.id), issued.key, route.body);
+      assert.equal(ok.statusCode, route.success, ok.body);
+      const target = await newForm(tenant.fullKey);
+      await revokeKey(db, issued.id);
+      const res = await call(route.method, route.url(target.id), issued.key, route.body);
+      assert.equal(res.statusCode, 401);
+      assert.deepEqual(res.json(), invalidKey);
+      const unchanged = await call("GET", `${FORMS}/${target.id}`, tenant.readKey);
+      assert.deepEqual(unchanged.json(), target);
+    });
+
+    if (route.scope === "full") {
+      test("a read key → 403 and nothing changes", async () => {
+        const form = await newForm(tenant.fullKey);
+        const listed = (await call("GET", FORMS, tenant.readKey)).json();
+        const res = await call(route.method, route.url(form.id), tenant.readKey, route.body);
+        assert.equal(res.statusCode, 403);
+        assert.deepEqual(res.json(), needsFull);
+        assert.deepEqual((await call("GET", FORMS, tenant.readKey)).json(), listed);
+      });
+    } else {
+      test("a read key is allowed", async () => {
+        const form = await newForm(tenant.fullKey);
+        const res = await call(route.method, route.url(form.id), tenant.readKey);
+        assert.equal(res.statusCode, 200, res.body);
+      });
+    }
+
+    test("a full key is allowed", async () => {
+      const form = await newForm(tenant.fullKey);
+      const res = await call(route.method, route.url(form.id), tenant.fullKey, route.body);
+      assert.equal(res.statusCode, route.success, res.body);
+    });
+
+    if (route.url("x") !== FORMS) {
+      test("another organization's form → the same 404 as a missing one; it is unchanged", async () => {
+        const theirs = await newForm(other.fullKey, "not yours");
+        const missing = await call(route.method, route.url(MISSING_ID), tenant.fullKey, route.body);
+        assert.equal(missing.statusCode, 404);
+        assert.deepEqual(missing.json(), notFound);
+        const res = await call(route.method, route.url(theirs.id), tenant.fullKey, route.body);
+        assert.equal(res.statusCode, 404);
+        assert.deepEqual(res.json(), missing.json());
+        const own = await call("GET", `${FORMS}/${theirs.id}`, other.readKey);
+        assert.equal(own.statusCode, 200);
+        assert.deepEqual(own.json(), theirs);
+      });
+    }
+  });
+}
+
+describe("organizations are isolated in list and search", () => {
+  test("another organization's forms never appear", async () => {
+    const mine = await createTenant();
+    const theirs = await createTenant();
+    const marker = `isolated-${Date.now()}`;
+    await newForm(theirs.fullKey, `${marker} theirs`);
+    const own = await newForm(mine.fullKey, `${marker} mine`);
+    for (const query of ["", `?search=${marker}`, "?type=endpoint", "?sort=submissions"]) {
+      const res = await call("GET", `${FORMS}${query}`, mine.readKey);
+      assert.equal(res.statusCode, 200);
+      const body = res.json();
+      assert.deepEqual(
+        body.data.map((f: { id: string }) => f.id),
+        [own.id],
+        query,
+      );
+      assert.deepEqual(body.meta, { total: 1 });
+    }
+  });
+});
+
+describe("order of checks: 401 → 403 → 422 → 404 → paid plan 403", () => {
+  const invalidBody = { name: 5 };
+  const nameNotString = {
+    error: { code: "unprocessable_entity", message: "name: must be a string" },
+  };
+
+  test("no key with an invalid body on a missing form → 401", async () => {
+    for (const method of ["POST", "PATCH"] as const) {
+      const url = method === "POST" ? FORMS : `${FORMS}/${MISSING_ID}`;
+      const res = await call(method, url, undefined, invalidBody);
+      assert.equal(res.statusCode, 401);
+      assert.deepEqual(res.json(), missingHeader);
+    }
+    const list = await call("GET", `${FORMS}?page=0`, "fdk_unknown");
+    assert.deepEqual([list.statusCode, list.json()], [401, invalidKey]);
+  });
+
+  test("a read key with an invalid body, even on a missing form → 403", async () => {
+    for (const method of ["POST", "PATCH"] as const) {
+      const url = method === "POST" ? FORMS : `${FORMS}/${MISSING_ID}`;
+      const res = await call(method, url, tenant.readKey, invalidBody);
+      assert.equal(res.statusCode, 403);
+      assert.deepEqual(res.json(), needsFull);
+    }
+  });
+
+  test("a full key with an invalid body on a missing or foreign form → 422", async () => {
+    const theirs = await newForm(other.fullKey);
+    for (const id of [MISSING_ID, theirs.id, "not-a-form-id"]) {
+      const res = await call("PATCH", `${FORMS}/${id}`, tenant.fullKey, invalidBody);
+      assert.equal(res.statusCode, 422);
+      assert.deepEqual(res.json(), nameNotString);
+    }
+    const res = await call("GET", `${FORMS}?page=0`, tenant.readKey);
+    assert.equal(res.statusCode, 422);
+    assert.deepEqual(res.json(), {
+      error: {
+        code: "unprocessable_entity",
+        message: "page: must be a whole number greater than 0",
+      },
+    });
+  });
+
+  test("a paid setting on a missing form of a free organization → 404, not 403", async () => {
+    const res = await call("PATCH", `${FORMS}/${MISSING_ID}`, tenant.fullKey, {
+      useCustomRedirect: true,
+    });
+    assert.equal(res.statusCode, 404);
+    assert.deepEqual(res.json(), notFound);
+  });
+});

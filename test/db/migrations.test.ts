@@ -1,0 +1,67 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { test } from "node:test";
+import { openDatabase } from "../../src/db/database.ts";
+import { migrate } from "../../src/db/migrations.ts";
+
+const ALL = [
+  "001_organizations_keys_forms",
+  "002_form_counts_and_name_search",
+  "003_idempotency_keys",
+];
+
+test("migrations apply once and running them again changes nothing", async () => {
+  const db = await openDatabase({ databaseUrl: null, dataDir: null });
+  try {
+    assert.deepEqual(await migrate(db), ALL);
+    assert.deepEqual(await migrate(db), []);
+    const tables = await db.query<{ name: string }>(
+      "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+    );
+    assert.deepEqual(
+      tables.map((t) => t.name),
+      [
+        "api_keys",
+        "form_counts",
+        "forms",
+        "idempotency_keys",
+        "organizations",
+        "schema_migrations",
+      ],
+    );
+  } finally {
+    await db.close();
+  }
+});
+
+test("instances starting together against one PostgreSQL migrate exactly once", {
+  skip: !process.env.DATABASE_URL,
+}, async () => {
+  const schema = `migrate_${randomUUID().replaceAll("-", "")}`;
+  const admin = await openDatabase({
+    databaseUrl: process.env.DATABASE_URL ?? null,
+    dataDir: null,
+  });
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const url = new URL(process.env.DATABASE_URL as string);
+  // public stays visible: pg_trgm is installed once per database, there.
+  url.searchParams.set("options", `-c search_path=${schema},public`);
+  const instances = await Promise.all(
+    [1, 2, 3].map(() => openDatabase({ databaseUrl: url.toString(), dataDir: null })),
+  );
+  try {
+    const applied = await Promise.all(instances.map((db) => migrate(db)));
+    assert.deepEqual(applied.flat(), ALL);
+    const rows = await admin.query<{ name: string }>(
+      `SELECT name FROM ${schema}.schema_migrations`,
+    );
+    assert.deepEqual(
+      rows.map((row) => row.name),
+      ALL,
+    );
+  } finally {
+    await Promise.all(instances.map((db) => db.close()));
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.close();
+  }
+});

@@ -1,0 +1,111 @@
+import assert from "node:assert/strict";
+import { randomInt } from "node:crypto";
+import path from "node:path";
+import { after, test } from "node:test";
+import { ConfigError, loadConfig } from "../../src/config.ts";
+import { buildTestApp, closeTestDatabase } from "../helpers.ts";
+
+after(closeTestDatabase);
+
+test("defaults: embedded store under ./data, port 3000, 600 requests a minute", () => {
+  assert.deepEqual(loadConfig({}), {
+    port: 3000,
+    host: "0.0.0.0",
+    dataDir: path.resolve("./data"),
+    databaseUrl: null,
+    redisUrl: null,
+    rateLimitMax: 600,
+    rateLimitWindowSeconds: 60,
+    rateLimitUnauthenticatedMax: 600,
+    bodyLimitBytes: 1_048_576,
+    requestTimeoutSeconds: 30,
+    autoCloseSweepSeconds: 60,
+    logLevel: "info",
+    trustProxy: false,
+  });
+});
+
+test("every variable is read", () => {
+  const config = loadConfig({
+    PORT: "8080",
+    HOST: "127.0.0.1",
+    DATA_DIR: "/var/lib/formdeck",
+    DATABASE_URL: "postgres://u@db/formdeck",
+    REDIS_URL: "redis://cache:6379",
+    RATE_LIMIT_MAX: "1000",
+    RATE_LIMIT_WINDOW_SECONDS: "30",
+    RATE_LIMIT_UNAUTHENTICATED_MAX: "50",
+    BODY_LIMIT_BYTES: "2048",
+    REQUEST_TIMEOUT_SECONDS: "12",
+    AUTO_CLOSE_SWEEP_SECONDS: "5",
+    LOG_LEVEL: "warn",
+    TRUST_PROXY: "true",
+  });
+  assert.deepEqual(config, {
+    port: 8080,
+    host: "127.0.0.1",
+    dataDir: "/var/lib/formdeck",
+    databaseUrl: "postgres://u@db/formdeck",
+    redisUrl: "redis://cache:6379",
+    rateLimitMax: 1000,
+    rateLimitWindowSeconds: 30,
+    rateLimitUnauthenticatedMax: 50,
+    bodyLimitBytes: 2048,
+    requestTimeoutSeconds: 12,
+    autoCloseSweepSeconds: 5,
+    logLevel: "warn",
+    trustProxy: true,
+  });
+  assert.ok(Object.isFrozen(config));
+});
+
+test("a bad value is refused with one line naming the variable", () => {
+  const cases: [Record<string, string>, string][] = [
+    [{ PORT: "http" }, 'PORT: must be an integer from 0 to 65535, got "http"'],
+    [{ PORT: "70000" }, 'PORT: must be an integer from 0 to 65535, got "70000"'],
+    [{ RATE_LIMIT_MAX: "0" }, 'RATE_LIMIT_MAX: must be an integer from 1 to 1000000000, got "0"'],
+    [{ DATABASE_URL: "mysql://x" }, "DATABASE_URL: must be a postgres:// or postgresql:// URL"],
+    [{ REDIS_URL: "127.0.0.1:6379" }, "REDIS_URL: must be a redis:// or rediss:// URL"],
+    [
+      { LOG_LEVEL: "loud" },
+      'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+    ],
+    [{ TRUST_PROXY: "yes" }, 'TRUST_PROXY: must be true or false, got "yes"'],
+  ];
+  for (const [env, message] of cases) {
+    assert.throws(() => loadConfig(env), new ConfigError(message));
+  }
+});
+
+// Buckets may live in a Redis shared with other runs: each test uses addresses of its own.
+const someAddress = () => `198.18.${randomInt(256)}.${randomInt(256)}`;
+
+const keyless = (remoteAddress: string, forwardedFor: string) => ({
+  method: "GET" as const,
+  url: "/api/v1/forms",
+  remoteAddress,
+  headers: { "x-forwarded-for": forwardedFor },
+});
+
+test("behind a proxy, keyless requests are limited per forwarded client address", async () => {
+  const built = await buildTestApp({ trustProxy: true, rateLimitUnauthenticatedMax: 1 });
+  const [proxy, client, other] = [someAddress(), someAddress(), someAddress()];
+  try {
+    assert.equal((await built.app.inject(keyless(proxy, client))).statusCode, 401);
+    assert.equal((await built.app.inject(keyless(proxy, client))).statusCode, 429);
+    assert.equal((await built.app.inject(keyless(proxy, other))).statusCode, 401);
+  } finally {
+    await built.close();
+  }
+});
+
+test("without TRUST_PROXY, a forwarded address cannot escape the limit", async () => {
+  const built = await buildTestApp({ rateLimitUnauthenticatedMax: 1 });
+  const client = someAddress();
+  try {
+    assert.equal((await built.app.inject(keyless(client, someAddress()))).statusCode, 401);
+    assert.equal((await built.app.inject(keyless(client, someAddress()))).statusCode, 429);
+  } finally {
+    await built.close();
+  }
+});
