@@ -1,4 +1,6 @@
 import path from "node:path";
+import type { CaptchaProvider } from "./intake/captcha.ts";
+import { DEFAULT_VERIFY_URLS } from "./intake/captcha-verifier.ts";
 
 export interface Config {
   readonly port: number;
@@ -17,6 +19,10 @@ export interface Config {
   readonly logLevel: string;
   /** Whether X-Forwarded-For names the client: true only behind a reverse proxy that sets it. */
   readonly trustProxy: boolean;
+  /** The header a trusted proxy writes the client's country into, lower-cased; null: none. */
+  readonly countryHeader: string | null;
+  readonly captchaVerifyUrls: Readonly<Record<CaptchaProvider, string>>;
+  readonly captchaMinScore: number;
 }
 
 export class ConfigError extends Error {}
@@ -40,6 +46,32 @@ function flag(env: NodeJS.ProcessEnv, name: string): boolean {
 function text(env: NodeJS.ProcessEnv, name: string): string | null {
   const raw = env[name]?.trim();
   return raw ? raw : null;
+}
+
+function httpUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (!URL.canParse(raw) || !/^https?:$/.test(new URL(raw).protocol)) {
+    throw new ConfigError(`${name}: must be an http:// or https:// URL, got "${raw}"`);
+  }
+  return raw;
+}
+
+function fraction(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (!/^(0(\.[0-9]+)?|1(\.0+)?)$/.test(raw)) {
+    throw new ConfigError(`${name}: must be a number from 0 to 1, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function headerName(env: NodeJS.ProcessEnv, name: string): string | null {
+  const raw = text(env, name);
+  if (raw !== null && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(raw)) {
+    throw new ConfigError(`${name}: must be an HTTP header name, got "${raw}"`);
+  }
+  return raw?.toLowerCase() ?? null;
 }
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -79,5 +111,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     autoCloseSweepSeconds: integer(env, "AUTO_CLOSE_SWEEP_SECONDS", 60, 1, 86_400),
     logLevel,
     trustProxy: flag(env, "TRUST_PROXY"),
+    countryHeader: headerName(env, "COUNTRY_HEADER"),
+    captchaVerifyUrls: Object.freeze({
+      turnstile: httpUrl(env, "TURNSTILE_VERIFY_URL", DEFAULT_VERIFY_URLS.turnstile),
+      hcaptcha: httpUrl(env, "HCAPTCHA_VERIFY_URL", DEFAULT_VERIFY_URLS.hcaptcha),
+      recaptcha: httpUrl(env, "RECAPTCHA_VERIFY_URL", DEFAULT_VERIFY_URLS.recaptcha),
+    }),
+    captchaMinScore: fraction(env, "CAPTCHA_MIN_SCORE", 0.5),
   });
 }

@@ -22,6 +22,13 @@ test("defaults: embedded store under ./data, port 3000, 600 requests a minute", 
     autoCloseSweepSeconds: 60,
     logLevel: "info",
     trustProxy: false,
+    countryHeader: null,
+    captchaVerifyUrls: {
+      turnstile: "https://challenges.cloudflare.com/turnstile/v0/siteverify",
+      hcaptcha: "https://api.hcaptcha.com/siteverify",
+      recaptcha: "https://www.google.com/recaptcha/api/siteverify",
+    },
+    captchaMinScore: 0.5,
   });
 });
 
@@ -40,6 +47,11 @@ test("every variable is read", () => {
     AUTO_CLOSE_SWEEP_SECONDS: "5",
     LOG_LEVEL: "warn",
     TRUST_PROXY: "true",
+    COUNTRY_HEADER: "CF-IPCountry",
+    TURNSTILE_VERIFY_URL: "http://127.0.0.1:9001/turnstile",
+    HCAPTCHA_VERIFY_URL: "http://127.0.0.1:9001/hcaptcha",
+    RECAPTCHA_VERIFY_URL: "https://captcha.internal/recaptcha",
+    CAPTCHA_MIN_SCORE: "0.7",
   });
   assert.deepEqual(config, {
     port: 8080,
@@ -55,6 +67,13 @@ test("every variable is read", () => {
     autoCloseSweepSeconds: 5,
     logLevel: "warn",
     trustProxy: true,
+    countryHeader: "cf-ipcountry",
+    captchaVerifyUrls: {
+      turnstile: "http://127.0.0.1:9001/turnstile",
+      hcaptcha: "http://127.0.0.1:9001/hcaptcha",
+      recaptcha: "https://captcha.internal/recaptcha",
+    },
+    captchaMinScore: 0.7,
   });
   assert.ok(Object.isFrozen(config));
 });
@@ -71,6 +90,20 @@ test("a bad value is refused with one line naming the variable", () => {
       'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
     ],
     [{ TRUST_PROXY: "yes" }, 'TRUST_PROXY: must be true or false, got "yes"'],
+    [
+      { COUNTRY_HEADER: "CF IPCountry" },
+      'COUNTRY_HEADER: must be an HTTP header name, got "CF IPCountry"',
+    ],
+    [
+      { TURNSTILE_VERIFY_URL: "ftp://x/verify" },
+      'TURNSTILE_VERIFY_URL: must be an http:// or https:// URL, got "ftp://x/verify"',
+    ],
+    [
+      { RECAPTCHA_VERIFY_URL: "not a url" },
+      'RECAPTCHA_VERIFY_URL: must be an http:// or https:// URL, got "not a url"',
+    ],
+    [{ CAPTCHA_MIN_SCORE: "1.5" }, 'CAPTCHA_MIN_SCORE: must be a number from 0 to 1, got "1.5"'],
+    [{ CAPTCHA_MIN_SCORE: ".5" }, 'CAPTCHA_MIN_SCORE: must be a number from 0 to 1, got ".5"'],
   ];
   for (const [env, message] of cases) {
     assert.throws(() => loadConfig(env), new ConfigError(message));
