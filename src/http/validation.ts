@@ -157,7 +157,9 @@ function prepareQuery(schema: Schema, query: Record<string, unknown>): Record<st
   const properties = schema.properties ?? {};
   const prepared: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(query)) {
-    const property = properties[name];
+    // Own members only: `__proto__`, `constructor` or `toString` would otherwise be found on
+    // Object.prototype and taken for parameters the route declares.
+    const property = Object.hasOwn(properties, name) ? properties[name] : undefined;
     if (!property) throw invalid(name, "is not a known parameter");
     if (Array.isArray(value)) throw invalid(name, "must be given once");
     const bad = findBadText(value, name);
