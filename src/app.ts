@@ -14,6 +14,7 @@ import {
   registerErrorHandling,
 } from "./http/error-handling.ts";
 import { undecodableUrl } from "./http/errors.ts";
+import { registerExpectations } from "./http/expectations.ts";
 import { registerJsonBodyParser } from "./http/json-body.ts";
 import { registerOpenApi } from "./http/openapi.ts";
 import { hasDecodableQuery, validatorCompiler } from "./http/validation.ts";
@@ -59,6 +60,7 @@ export async function buildApp(dependencies: AppDependencies) {
   });
   app.setValidatorCompiler(validatorCompiler);
   registerErrorHandling(app);
+  registerExpectations(app);
   registerJsonBodyParser(app);
   // Before the key check, as a path that cannot be decoded is refused before routing.
   app.addHook("onRequest", async (request) => {
