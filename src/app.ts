@@ -17,6 +17,7 @@ import { undecodableUrl } from "./http/errors.ts";
 import { registerExpectations } from "./http/expectations.ts";
 import { registerJsonBodyParser } from "./http/json-body.ts";
 import { registerOpenApi } from "./http/openapi.ts";
+import { registerSecurityHeaders } from "./http/security-headers.ts";
 import { hasDecodableQuery, validatorCompiler } from "./http/validation.ts";
 import type { RateLimiter } from "./rate-limit/rate-limiter.ts";
 
@@ -60,6 +61,7 @@ export async function buildApp(dependencies: AppDependencies) {
   });
   app.setValidatorCompiler(validatorCompiler);
   registerErrorHandling(app);
+  registerSecurityHeaders(app);
   registerExpectations(app);
   registerJsonBodyParser(app);
   // Before the key check, as a path that cannot be decoded is refused before routing.
