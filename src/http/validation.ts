@@ -1,11 +1,23 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import type { FastifySchemaCompiler } from "fastify";
 import { AppError, invalid } from "./errors.ts";
-import { isAbsoluteUrl, isColor, isDate, isEmail, isTime, isTimeZone } from "./formats.ts";
+import {
+  isAbsoluteUrl,
+  isColor,
+  isDate,
+  isEmail,
+  isSingleLine,
+  isTime,
+  isTimeZone,
+} from "./formats.ts";
 
 /** Why each format refuses a value, in the words of a `<member>: <reason>` message. */
 const FORMATS: Record<string, { test: (value: string) => boolean; reason: string }> = {
   email: { test: isEmail, reason: "must be an email address" },
+  "single-line": {
+    test: isSingleLine,
+    reason: "must not contain line breaks or control characters",
+  },
   date: { test: (v) => v === "" || isDate(v), reason: "must be a date in the form YYYY-MM-DD" },
   "time-hhmm": { test: (v) => v === "" || isTime(v), reason: "must be a time in the form HH:mm" },
   timezone: { test: (v) => v === "" || isTimeZone(v), reason: "must be an IANA time zone" },
