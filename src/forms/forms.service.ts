@@ -206,9 +206,12 @@ export async function deleteForm(db: Database, owner: KeyOwner, formId: string) 
   if (!deleted) throw formNotFound();
 }
 
-/** `%`, `_` and `\` in a search term match themselves, not LIKE's wildcards. */
+/**
+ * `%`, `_` and `\` in a search term match themselves, not LIKE's wildcards. The term is in NFC, as
+ * the names it is matched against are: `Cafe\u0301` finds `Café` and the other way round.
+ */
 function containsPattern(term: string): string {
-  return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return `%${term.normalize("NFC").replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 export async function listForms(db: Database, owner: KeyOwner, params: ListFormsParams) {
