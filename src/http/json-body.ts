@@ -30,8 +30,10 @@ function isEncoded(request: FastifyRequest): boolean {
 export function registerJsonBodyParser(app: FastifyInstance) {
   // Refused before the body is read: a compressed body would otherwise be read as JSON text (or
   // refused as UTF-8), and decoding one would let a small request grow past the body limit.
-  app.addHook("preParsing", async (request) => {
+  app.addHook("preParsing", async (request, reply) => {
     if (isEncoded(request) && announcesBody(request)) {
+      // RFC 7694: the 415 names the codings that are accepted.
+      reply.header("Accept-Encoding", "identity");
       throw new AppError(
         "unsupported_media_type",
         "Content-Encoding: is not supported; send the body uncompressed",

@@ -157,6 +157,7 @@ describe("Content-Encoding", () => {
       };
       const created = await request("POST", FORMS, headers, body);
       assert.deepEqual([created.status, JSON.parse(created.text)], [415, encoded], coding);
+      assert.equal(created.headers["accept-encoding"], "identity", coding);
       const updated = await request("PATCH", `${FORMS}/${form.id}`, headers, body);
       assert.deepEqual([updated.status, JSON.parse(updated.text)], [415, encoded], coding);
     }
