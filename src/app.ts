@@ -14,8 +14,10 @@ import {
   registerErrorHandling,
 } from "./http/error-handling.ts";
 import { undecodableUrl } from "./http/errors.ts";
+import { registerExpectations } from "./http/expectations.ts";
 import { registerJsonBodyParser } from "./http/json-body.ts";
 import { registerOpenApi } from "./http/openapi.ts";
+import { registerSecurityHeaders } from "./http/security-headers.ts";
 import { hasDecodableQuery, validatorCompiler } from "./http/validation.ts";
 import type { RateLimiter } from "./rate-limit/rate-limiter.ts";
 
@@ -59,6 +61,8 @@ export async function buildApp(dependencies: AppDependencies) {
   });
   app.setValidatorCompiler(validatorCompiler);
   registerErrorHandling(app);
+  registerSecurityHeaders(app);
+  registerExpectations(app);
   registerJsonBodyParser(app);
   // Before the key check, as a path that cannot be decoded is refused before routing.
   app.addHook("onRequest", async (request) => {

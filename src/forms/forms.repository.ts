@@ -154,7 +154,7 @@ export async function deleteForm(db: Queryable, organizationId: string, formId: 
 export interface ListFilter {
   organizationId: string;
   type: "endpoint" | "hosted" | null;
-  /** A LIKE pattern with its wildcards already escaped, or null for no search. */
+  /** A LIKE pattern in NFC with its wildcards already escaped, or null for no search. */
   namePattern: string | null;
 }
 
@@ -199,7 +199,8 @@ interface PageShape {
 function pageStatement({ byType, bySearch, deep, sort }: PageShape): string {
   // A shape without a filter still names its parameter, as NULL, so that it has a type.
   const ofType = byType ? "type = $3" : "$3::text IS NULL";
-  const named = bySearch ? "name ILIKE $4" : "$4::text IS NULL";
+  // The normalized name, as the trigram index has it (migration 004); the term is normalized too.
+  const named = bySearch ? "normalize(name, NFC) ILIKE $4" : "$4::text IS NULL";
   const where = `organization_id = $2 AND ${ofType} AND ${named}`;
   // Without a search the total is the kept count; with one it is counted, through the trigram
   // index. A page past the end reads no rows, however large its offset.

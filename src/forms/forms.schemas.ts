@@ -5,6 +5,9 @@ const OneOf = <const T extends readonly string[]>(values: T, description?: strin
   Type.Unsafe<T[number]>({ type: "string", enum: values, ...(description && { description }) });
 
 const Text = (maxLength: number, description: string) => Type.String({ maxLength, description });
+/** Text that ends up in an email header: one line, no control characters (docs/decisions.md). */
+const HeaderText = (maxLength: number, description: string) =>
+  Type.String({ maxLength, format: "single-line", description });
 const Format = (format: string, description: string, maxLength = 2048) =>
   Type.String({ format, maxLength, description });
 
@@ -27,7 +30,8 @@ const writable = {
     minLength: 1,
     maxLength: MAX_NAME_LENGTH,
     pattern: "\\S",
-    description: "Form name",
+    format: "single-line",
+    description: "Form name; one line, no control characters",
   }),
   type: OneOf(FORM_TYPES, "Form type; fixed once created"),
   removeServiceBranding: Type.Boolean(),
@@ -38,8 +42,8 @@ const writable = {
   }),
   submissionStorageDuration: OneOf(STORAGE_DURATIONS, "Days submissions are kept"),
   sendRespondentEmailNotifications: Type.Boolean({ description: "Paid plan" }),
-  respondentEmailFromName: Text(200, "From name of respondent emails"),
-  respondentEmailSubject: Text(500, "Subject of respondent emails"),
+  respondentEmailFromName: HeaderText(200, "From name of respondent emails; one line"),
+  respondentEmailSubject: HeaderText(500, "Subject of respondent emails; one line"),
   respondentEmailMessageHTML: Text(100_000, "Message of respondent emails (HTML)"),
   limitResponses: Type.Boolean(),
   isClosed: Type.Boolean(),

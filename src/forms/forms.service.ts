@@ -1,6 +1,6 @@
 import type { KeyOwner } from "../auth/api-keys.repository.ts";
 import type { Database, Queryable } from "../db/database.ts";
-import { AppError, formNotFound } from "../http/errors.ts";
+import { formNotFound } from "../http/errors.ts";
 import { newId } from "../ids.ts";
 import { autoCloseInstant } from "./auto-close.ts";
 import { nextClosingState } from "./closing.ts";
@@ -13,36 +13,12 @@ import type {
   ListFormsParams,
   UpdateFormInput,
 } from "./forms.schemas.ts";
+import { PAID_FEATURES, PAID_MEMBERS, requirePlanFor } from "./plans.ts";
 
 // Ids are ours: anything else cannot name a form, and never reaches the database.
 const FORM_ID = /^form_[A-Za-z0-9_-]{22}$/;
 
-const PAID_SETTINGS = [
-  "sendRespondentEmailNotifications",
-  "useCustomRedirect",
-  "autoCloseEnabled",
-] as const;
-const AUTO_CLOSE_MEMBERS = [
-  "autoCloseEnabled",
-  "autoCloseDate",
-  "autoCloseTime",
-  "autoCloseTimezone",
-];
-
-/** The paid setting `input` turns on that the owner's plan does not allow, if any. */
-function paidSettingRefused(owner: KeyOwner, input: CreateFormInput | UpdateFormInput) {
-  if (owner.plan === "paid") return undefined;
-  return PAID_SETTINGS.find((member) => input[member] === true);
-}
-
-const allowedOnPlan = (owner: KeyOwner, input: CreateFormInput | UpdateFormInput) =>
-  paidSettingRefused(owner, input) === undefined;
-
-/** On the free plan, turning on a paid setting is refused; turning it off is always allowed. */
-function requirePlanFor(owner: KeyOwner, input: CreateFormInput | UpdateFormInput) {
-  const refused = paidSettingRefused(owner, input);
-  if (refused) throw new AppError("forbidden", `${refused}: needs the paid plan`);
-}
+const AUTO_CLOSE_MEMBERS = ["autoCloseEnabled", ...PAID_FEATURES.autoCloseEnabled];
 
 /** Whether the update changes what decides if the form is closed: that needs the stored row. */
 const touchesClosing = (input: UpdateFormInput) =>
@@ -130,9 +106,11 @@ export async function updateForm(
   input: UpdateFormInput,
 ) {
   if (!FORM_ID.test(formId)) throw formNotFound();
-  if (!touchesClosing(input) && allowedOnPlan(owner, input)) {
-    // Nothing here depends on the stored row: one statement merges the change into it. (A plan
-    // refusal takes the path below, which reads first: a missing form is a 404 before a 403.)
+  const needsStoredPlanCheck = owner.plan !== "paid" && PAID_MEMBERS.some((m) => m in input);
+  if (!touchesClosing(input) && !needsStoredPlanCheck) {
+    // Nothing here depends on the stored row: one statement merges the change into it. (On the
+    // free plan, paid members take the path below, which reads first: the plan's rule depends on
+    // the stored settings, and a missing form is a 404 before a 403.)
     const row = await repository.patchForm(
       db,
       owner.organizationId,
@@ -168,11 +146,12 @@ async function applyUpdate(
   const now = new Date();
   const current = await repository.findForm(db, owner.organizationId, formId, now, locked);
   if (!current) throw formNotFound();
-  requirePlanFor(owner, input);
-  const settings = { ...DEFAULT_SETTINGS, ...current.settings, ...settingsOf(input) };
+  const stored = { ...DEFAULT_SETTINGS, ...current.settings };
+  requirePlanFor(owner, input, stored);
+  const settings = { ...stored, ...settingsOf(input) };
   const touchesDeadline = AUTO_CLOSE_MEMBERS.some((member) => member in input);
   const deadline = autoCloseInstant(settings);
-  const previous = autoCloseInstant({ ...DEFAULT_SETTINGS, ...current.settings });
+  const previous = autoCloseInstant(stored);
   const closing = nextClosingState(
     { isClosed: current.storedIsClosed, autoCloseAt: current.autoCloseAt },
     {
@@ -206,9 +185,12 @@ export async function deleteForm(db: Database, owner: KeyOwner, formId: string) 
   if (!deleted) throw formNotFound();
 }
 
-/** `%`, `_` and `\` in a search term match themselves, not LIKE's wildcards. */
+/**
+ * `%`, `_` and `\` in a search term match themselves, not LIKE's wildcards. The term is in NFC, as
+ * the names it is matched against are: `Cafe\u0301` finds `Café` and the other way round.
+ */
 function containsPattern(term: string): string {
-  return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return `%${term.normalize("NFC").replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 export async function listForms(db: Database, owner: KeyOwner, params: ListFormsParams) {

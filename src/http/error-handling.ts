@@ -3,6 +3,7 @@ import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { isStoreUnreachable } from "../db/database.ts";
 import { AppError, errorBody, undecodableUrl } from "./errors.ts";
+import { NO_SNIFF } from "./security-headers.ts";
 
 /** Fastify's own errors that a client can cause, and what each one says to that client. */
 function fromFramework(error: FastifyError, request: FastifyRequest): AppError | null {
@@ -34,6 +35,7 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
   return reply
     .code(known.statusCode)
     .header("X-Request-Id", request.id)
+    .header(...NO_SNIFF)
     .send(errorBody(known.code, known.message));
 }
 
@@ -97,6 +99,7 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex)
   socket.end(
     `HTTP/1.1 ${known.statusCode} ${STATUS_CODES[known.statusCode]}\r\n` +
       "Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n" +
+      `${NO_SNIFF[0]}: ${NO_SNIFF[1]}\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
 }

@@ -9,6 +9,7 @@ export const codeToStatus = {
   request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  expectation_failed: 417,
   unprocessable_entity: 422,
   rate_limit_exceeded: 429,
   headers_too_large: 431,

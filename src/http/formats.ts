@@ -6,9 +6,10 @@
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const TIME = /^([01]\d|2[0-3]):([0-5]\d)$/;
 const COLOR = /^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
-// A syntactic check, as decisions ask: one @, no spaces, a dotted domain.
+// A syntactic check, as decisions ask: one @, no spaces or control characters, a dotted domain.
 const EMAIL =
-  /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses.
+  /^[^\s@"(),:;<>[\\\]\u0000-\u001f\u007f-\u009f]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
 
 export function isDate(value: string): boolean {
   const match = DATE.exec(value);
@@ -28,6 +29,14 @@ export const isTime = (value: string): boolean => TIME.test(value);
 export const isColor = (value: string): boolean => COLOR.test(value);
 
 export const isEmail = (value: string): boolean => value.length <= 254 && EMAIL.test(value);
+
+// C0 and C1 controls (U+0085 is a line break too), DEL, and the Unicode line and paragraph
+// separators: none has a place in a one-line text, and CR or LF in an email header starts another.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses.
+const BREAK_OR_CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/** Text that can go into an email header as it is: one line, no control characters. */
+export const isSingleLine = (value: string): boolean => !BREAK_OR_CONTROL.test(value);
 
 const zoneCache = new Map<string, boolean>();
 

@@ -1,11 +1,23 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import type { FastifySchemaCompiler } from "fastify";
 import { AppError, invalid } from "./errors.ts";
-import { isAbsoluteUrl, isColor, isDate, isEmail, isTime, isTimeZone } from "./formats.ts";
+import {
+  isAbsoluteUrl,
+  isColor,
+  isDate,
+  isEmail,
+  isSingleLine,
+  isTime,
+  isTimeZone,
+} from "./formats.ts";
 
 /** Why each format refuses a value, in the words of a `<member>: <reason>` message. */
 const FORMATS: Record<string, { test: (value: string) => boolean; reason: string }> = {
   email: { test: isEmail, reason: "must be an email address" },
+  "single-line": {
+    test: isSingleLine,
+    reason: "must not contain line breaks or control characters",
+  },
   date: { test: (v) => v === "" || isDate(v), reason: "must be a date in the form YYYY-MM-DD" },
   "time-hhmm": { test: (v) => v === "" || isTime(v), reason: "must be a time in the form HH:mm" },
   timezone: { test: (v) => v === "" || isTimeZone(v), reason: "must be an IANA time zone" },
@@ -157,7 +169,9 @@ function prepareQuery(schema: Schema, query: Record<string, unknown>): Record<st
   const properties = schema.properties ?? {};
   const prepared: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(query)) {
-    const property = properties[name];
+    // Own members only: `__proto__`, `constructor` or `toString` would otherwise be found on
+    // Object.prototype and taken for parameters the route declares.
+    const property = Object.hasOwn(properties, name) ? properties[name] : undefined;
     if (!property) throw invalid(name, "is not a known parameter");
     if (Array.isArray(value)) throw invalid(name, "must be given once");
     const bad = findBadText(value, name);

@@ -8,6 +8,7 @@ const ALL = [
   "001_organizations_keys_forms",
   "002_form_counts_and_name_search",
   "003_idempotency_keys",
+  "004_name_search_normalized",
 ];
 
 test("migrations apply once and running them again changes nothing", async () => {

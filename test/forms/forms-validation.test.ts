@@ -45,6 +45,19 @@ const REFUSED_MEMBERS: [Body, string][] = [
   ],
   [{ emailsToNotify: ["a b@example.com"] }, "emailsToNotify[0]: must be an email address"],
   [{ emailsToNotify: "a@example.com" }, "emailsToNotify: must be an array"],
+  // Addresses, names and subjects end up in email headers: no line breaks, no control characters.
+  ...["\u0001", "\u007f", "\u0085", "\u009f", "\r", "\n"].map((c): [Body, string] => [
+    { emailsToNotify: ["a@example.com", `a${c}b@example.com`] },
+    "emailsToNotify[1]: must be an email address",
+  ]),
+  ...(["name", "respondentEmailFromName", "respondentEmailSubject"] as const).flatMap((member) =>
+    ["\r\nBcc: victim@example.com", "\n", "\r", "\t", "\u0001", "\u007f", "\u0085", "\u2028"].map(
+      (c): [Body, string] => [
+        { [member]: `Hello${c}` },
+        `${member}: must not contain line breaks or control characters`,
+      ],
+    ),
+  ),
   [{ emailsToNotify: [1] }, "emailsToNotify[0]: must be a string"],
   [{ autoCloseDate: "2026-02-30" }, "autoCloseDate: must be a date in the form YYYY-MM-DD"],
   [{ autoCloseDate: "2026-13-01" }, "autoCloseDate: must be a date in the form YYYY-MM-DD"],
@@ -83,7 +96,7 @@ const REFUSED_MEMBERS: [Body, string][] = [
 /** [raw JSON text, expected message]: bodies that are not what a JSON object of members is. */
 const REFUSED_TEXTS: [string, string][] = [
   ['{"name": "x",', "body: is not valid JSON"],
-  ["", "body: is not valid JSON"],
+  ["", "body: is required"],
   ["null", "body: must be an object"],
   ["[]", "body: must be an object"],
   ["123", "body: must be an object"],
@@ -105,7 +118,8 @@ let close: () => Promise<void>;
 let formId: string;
 
 before(async () => {
-  const built = await buildTestApp();
+  // Every case makes several requests: more than one key's default quota per window.
+  const built = await buildTestApp({ rateLimitMax: 100_000 });
   close = built.close;
   api = client(built.app, (await createTenant("paid")).fullKey);
   formId = (await api.createOk({ name: "The form under update" })).id;
@@ -210,6 +224,15 @@ describe("valid values are accepted and read back", () => {
     { submissionStorageDuration: "never", maxResponses: 2_147_483_647 },
     { submissionStorageDuration: "forever", name: "n".repeat(200) },
     { submissionStorageDuration: "30", emailsToNotify: [] },
+    // One line of any text: letters, symbols, emoji and spaces of every kind are not controls.
+    {
+      name: "Café ☕ 😀\u00a0x\u3000y",
+      respondentEmailFromName: "Zoë\u00a0Ünal",
+      respondentEmailSubject: "Merci ✓ — reçu «\u200b» 🎉",
+      emailsToNotify: ["zoë@example.com"],
+    },
+    // Texts that end up in no header keep their line breaks.
+    { tpMessage: "line one\nline two", respondentEmailMessageHTML: "<p>a</p>\r\n<p>b</p>" },
   ];
   for (const body of ACCEPTED) {
     test(`on create and update: ${JSON.stringify(body).slice(0, 90)}`, async () => {

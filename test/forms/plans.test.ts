@@ -176,3 +176,107 @@ describe("changing the plan", () => {
     assert.equal(off.useCustomRedirect, false);
   });
 });
+
+describe("a paid setting turned on before a downgrade", () => {
+  const ON = {
+    sendRespondentEmailNotifications: true,
+    respondentEmailFromName: "Shop",
+    respondentEmailSubject: "Thanks",
+    respondentEmailMessageHTML: "<p>Thanks</p>",
+    useCustomRedirect: true,
+    customSuccessUrl: "https://example.com/thanks",
+    autoCloseEnabled: true,
+    autoCloseDate: "2099-06-30",
+    autoCloseTime: "18:00",
+    autoCloseTimezone: "Europe/Berlin",
+  };
+  /** [a change to what a setting does, the setting]: refused while it is on. */
+  const CHANGES: [Record<string, string>, string][] = [
+    [{ respondentEmailFromName: "Other" }, "sendRespondentEmailNotifications"],
+    [{ respondentEmailSubject: "Other" }, "sendRespondentEmailNotifications"],
+    [{ respondentEmailMessageHTML: "<p>Other</p>" }, "sendRespondentEmailNotifications"],
+    [{ customSuccessUrl: "https://elsewhere.example/" }, "useCustomRedirect"],
+    [{ customSuccessUrl: "" }, "useCustomRedirect"],
+    [{ autoCloseDate: "2099-07-31" }, "autoCloseEnabled"],
+    [{ autoCloseDate: "2020-01-01" }, "autoCloseEnabled"],
+    [{ autoCloseTime: "19:00" }, "autoCloseEnabled"],
+    [{ autoCloseTimezone: "UTC" }, "autoCloseEnabled"],
+  ];
+
+  /** A form of a new organization with every paid setting on, and the organization then free. */
+  async function downgraded() {
+    const tenant = await createTenant("paid");
+    const api = client(built.app, tenant.fullKey);
+    const form = await api.createOk({ name: "Set up while paid", ...ON });
+    await changePlan(built.db, tenant.org.id, "free");
+    return { api, form };
+  }
+
+  test("keeps working as it is, but what it does cannot be changed (403, nothing applied)", async () => {
+    const { api, form } = await downgraded();
+    for (const [change, setting] of CHANGES) {
+      const member = Object.keys(change)[0] as string;
+      const refused = errorOf("forbidden", `${member}: needs the paid plan while ${setting} is on`);
+      await assertUpdateRefused(api, form.id, change, refused, 403);
+      // Nor alongside other changes, nor with the setting sent again as it is.
+      const body = { name: "renamed", ...change, [setting]: true };
+      await assertUpdateRefused(api, form.id, body, refused, 403);
+    }
+    assert.deepEqual(await api.getOk(form.id), form);
+  });
+
+  test("sending its current values again is no change: accepted, as a read-modify-write client does", async () => {
+    const { api, form } = await downgraded();
+    const updated = await api.updateOk(form.id, { ...ON, name: "renamed on free" });
+    assert.deepEqual(updated, { ...form, name: "renamed on free", updatedAt: updated.updatedAt });
+    assert.deepEqual(await api.getOk(form.id), updated);
+  });
+
+  test("turning it off is allowed, with its details in the same request; on again is refused", async () => {
+    const { api, form } = await downgraded();
+    const off = {
+      autoCloseEnabled: false,
+      autoCloseDate: "2099-07-31",
+      useCustomRedirect: false,
+      customSuccessUrl: "https://elsewhere.example/",
+    };
+    const updated = await api.updateOk(form.id, off);
+    assert.deepEqual(updated, { ...form, ...off, updatedAt: updated.updatedAt });
+    // Off, its details take no effect, and may change as on a form that never had it.
+    const details = await api.updateOk(form.id, { autoCloseTime: "09:00", customSuccessUrl: "" });
+    assert.deepEqual(details, {
+      ...updated,
+      autoCloseTime: "09:00",
+      customSuccessUrl: "",
+      updatedAt: details.updatedAt,
+    });
+    for (const setting of ["autoCloseEnabled", "useCustomRedirect"]) {
+      await assertUpdateRefused(api, form.id, { [setting]: true }, needsPaid(setting), 403);
+    }
+    assert.deepEqual(await api.getOk(form.id), details);
+  });
+
+  test("a reopened form cannot be closed again by a new deadline", async () => {
+    const tenant = await createTenant("paid");
+    const api = client(built.app, tenant.fullKey);
+    const soon = {
+      autoCloseEnabled: true,
+      autoCloseDate: "2020-01-01",
+      autoCloseTime: "00:00",
+      autoCloseTimezone: "UTC",
+    };
+    const form = await api.createOk({ name: "Closed by its deadline", ...soon });
+    assert.equal(form.isClosed, true);
+    await changePlan(built.db, tenant.org.id, "free");
+    const reopened = await api.updateOk(form.id, { isClosed: false });
+    assert.equal(reopened.isClosed, false);
+    await assertUpdateRefused(
+      api,
+      form.id,
+      { autoCloseDate: "2021-01-01" },
+      errorOf("forbidden", "autoCloseDate: needs the paid plan while autoCloseEnabled is on"),
+      403,
+    );
+    assert.equal((await api.getOk(form.id)).isClosed, false);
+  });
+});

@@ -101,11 +101,17 @@ describe("errors answered through the application", () => {
   });
 
   test("malformed JSON, an empty JSON body, a non-object → 422", async () => {
-    for (const payload of ["{bad", '{"name":"x",}', "", "'x'"]) {
+    for (const payload of ["{bad", '{"name":"x",}', " ", "'x'"]) {
       const res = await send("POST", payload, "application/json");
       assert.equal(res.statusCode, 422, JSON.stringify(payload));
       assert.deepEqual(res.json(), notJson);
     }
+    // Zero bytes are no body at all, which create needs.
+    const empty = await send("POST", "", "application/json");
+    assert.deepEqual(
+      [empty.statusCode, empty.json()],
+      [422, errorBody("unprocessable_entity", "body: is required")],
+    );
     for (const payload of ["[]", '"name"', "null", "42"]) {
       const res = await send("POST", payload, "application/json");
       assert.equal(res.statusCode, 422, payload);

@@ -145,6 +145,31 @@ test("a query parameter on a route that reads none is refused by name, and nothi
   assert.deepEqual(await api.getOk(form.id), form);
 });
 
+test("a parameter named like a member of Object.prototype is unknown, on list and get", async () => {
+  const form = await api.createOk({ name: "prototype names" });
+  const names = [
+    "__proto__",
+    "constructor",
+    "toString",
+    "hasOwnProperty",
+    "valueOf",
+    "__defineGetter__",
+  ];
+  for (const path of ["/api/v1/forms", `/api/v1/forms/${form.id}`]) {
+    for (const name of names) {
+      const res = await testApp.app.inject({
+        url: `${path}?${name}=x`,
+        headers: { "api-key": fullKey },
+      });
+      assert.deepEqual(
+        [res.statusCode, res.json()],
+        [422, errorOf("unprocessable_entity", `${name}: is not a known parameter`)],
+        `${path}?${name}=x`,
+      );
+    }
+  }
+});
+
 test("a body sent to a route that does not exist is not read: 404, not 413 or 422", async () => {
   for (const payload of ["{", "x".repeat(2 * 1024 * 1024)]) {
     const res = await testApp.app.inject({

@@ -142,7 +142,6 @@ describe("hostile bodies, in-process", () => {
       "tru",
       '{"name":"\\u12',
       '{"name":"\\x41"}',
-      "",
       " ",
       "\n\t",
       '{"name":"x"}}',
@@ -164,6 +163,8 @@ describe("hostile bodies, in-process", () => {
       BOM,
     ];
     for (const payload of payloads) await both(payload, NOT_JSON);
+    // Zero bytes are no body at all, which create and update need.
+    await both("", unprocessable("body: is required"));
     figure(t, "hostile malformed JSON bodies (each as create and update)", payloads.length);
     figure(t, "hostile malformed JSON requests", requests - started);
     await assertHealthy();
@@ -608,7 +609,6 @@ describe("hostile queries, in-process", () => {
       "$1",
       "emoji 😀",
       "%25 encoded",
-      "tab\there",
     ];
     const ids = new Map<string, string>();
     for (const name of names) ids.set((await own.createOk({ name })).id, name);

@@ -49,6 +49,8 @@ const FORM_ID = /^form_[A-Za-z0-9_-]{22}$/;
 type Kind =
   | { kind: "name" }
   | { kind: "text"; max: number }
+  /** Text that ends up in an email header: one line, no control characters. */
+  | { kind: "line"; max: number }
   | { kind: "secret" }
   | { kind: "boolean" }
   | { kind: "enum"; values: readonly string[] }
@@ -61,6 +63,7 @@ type Kind =
   | { kind: "maxResponses"; nullable: boolean };
 
 const text = (max: number): Kind => ({ kind: "text", max });
+const line = (max: number): Kind => ({ kind: "line", max });
 const bool: Kind = { kind: "boolean" };
 const color: Kind = { kind: "color" };
 const httpUrl: Kind = { kind: "url", https: false };
@@ -72,8 +75,8 @@ const SHARED: Record<string, Kind> = {
   emailsToNotify: { kind: "emails" },
   submissionStorageDuration: { kind: "enum", values: DURATIONS },
   sendRespondentEmailNotifications: bool,
-  respondentEmailFromName: text(200),
-  respondentEmailSubject: text(500),
+  respondentEmailFromName: line(200),
+  respondentEmailSubject: line(500),
   respondentEmailMessageHTML: text(100_000),
   limitResponses: bool,
   isClosed: bool,
@@ -310,9 +313,14 @@ const textUpTo = (max: number) =>
     { weight: 1, arbitrary: exactly(max) },
   );
 
+/** Line breaks and control characters (C0, DEL, C1, U+2028, U+2029), refused in header texts. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds.
+const BREAK_OR_CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
+const isOneLine = (text: string) => !BREAK_OR_CONTROL.test(text);
+
 const validName = fc
   .oneof({ weight: 20, arbitrary: str(40, 1) }, { weight: 1, arbitrary: exactly(200) })
-  .filter((name) => /\S/u.test(name));
+  .filter((name) => /\S/u.test(name) && isOneLine(name));
 
 /** Secrets carry a unique marker, so that a leak of one can be searched for. */
 const validSecret = fc.oneof(
@@ -402,6 +410,8 @@ function validOf(kind: Kind): fc.Arbitrary<unknown> {
       return validName;
     case "text":
       return textUpTo(kind.max);
+    case "line":
+      return textUpTo(kind.max).filter(isOneLine);
     case "secret":
       return validSecret;
     case "boolean":
@@ -473,6 +483,17 @@ const asciiUpTo = (maxLength: number, minLength = 0) =>
 const LONE_SURROGATES = ["\uD800", "\uDBFF", "\uDC00", "\uDFFF"];
 
 /** Values every string member refuses whatever its format: type, length, NUL, lone surrogates. */
+/** A line break or control character between two pieces of text that are not blank. */
+const notOneLine = wrong(
+  fc
+    .tuple(
+      fc.constantFrom("\r\n", "\n", "\r", "\t", "\u0001", "\u001f", "\u007f", "\u0085", "\u2028"),
+      PRINTABLE.filter((c) => c !== " "),
+    )
+    .map(([c, around]) => `${around}${c}${around}`),
+  "must not contain line breaks or control characters",
+);
+
 function wrongString(max: number): fc.Arbitrary<Wrong>[] {
   const room = Math.min(max - 1, 10);
   return [
@@ -642,9 +663,12 @@ function wrongOf(kind: Kind, operation: "create" | "update"): fc.Arbitrary<Wrong
           "must not be blank",
         ),
         ...wrongString(200),
+        notOneLine,
       ];
     case "text":
       return wrongString(kind.max);
+    case "line":
+      return [...wrongString(kind.max), notOneLine];
     case "secret":
       return wrongString(1_000);
     case "boolean":
