@@ -18,6 +18,7 @@ import { registerJsonBodyParser } from "./http/json-body.ts";
 import { registerOpenApi } from "./http/openapi.ts";
 import { hasDecodableQuery, validatorCompiler } from "./http/validation.ts";
 import type { RateLimiter } from "./rate-limit/rate-limiter.ts";
+import { submissionsRoutes } from "./submissions/submissions.routes.ts";
 
 export interface AppDependencies {
   config: Config;
@@ -91,5 +92,6 @@ export async function buildApp(dependencies: AppDependencies) {
   }
   await app.register(healthRoutes, { db });
   await app.register(formsRoutes, { prefix: API_PREFIX, db });
+  await app.register(submissionsRoutes, { prefix: API_PREFIX, db });
   return app;
 }

@@ -61,3 +61,43 @@ export function isAbsoluteUrl(value: string, protocols: readonly string[]): bool
   const url = new URL(value);
   return protocols.includes(url.protocol) && url.hostname !== "";
 }
+
+// Seconds and their fraction are optional; the zone is not: without one, an instant is ambiguous.
+// A space in the zone's place is a `+` that the query string decoded, as it decodes every `+`.
+const INSTANT =
+  /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?([Zz]|([+ -])(\d{2}):?(\d{2}))$/;
+const FIRST_INSTANT = Date.parse("0001-01-01T00:00:00.000Z");
+const LAST_INSTANT = Date.parse("9999-12-31T23:59:59.999Z");
+
+/**
+ * An ISO 8601 instant (a date, a time and a zone), such as `2026-11-22T04:51:21.123Z` or
+ * `2026-11-22T05:51+01:00`, or null. Fractions finer than a millisecond are cut off. Instants
+ * outside years 1 to 9999 UTC are refused: the stores cannot all read them.
+ */
+export function parseInstant(value: string): Date | null {
+  const match = INSTANT.exec(value);
+  if (!match) return null;
+  const [
+    ,
+    date,
+    hours,
+    minutes,
+    seconds = "00",
+    fraction = "",
+    zone,
+    sign,
+    zoneHours,
+    zoneMinutes,
+  ] = match;
+  if (!isDate(date as string) || Number(hours) > 23 || Number(minutes) > 59) return null;
+  if (Number(seconds) > 59) return null;
+  if (zone !== "Z" && zone !== "z" && (Number(zoneHours) > 23 || Number(zoneMinutes) > 59)) {
+    return null;
+  }
+  const milliseconds = fraction.slice(1, 4).padEnd(3, "0");
+  const offset =
+    zoneHours === undefined ? "Z" : `${sign === "-" ? "-" : "+"}${zoneHours}:${zoneMinutes}`;
+  const instant = new Date(`${date}T${hours}:${minutes}:${seconds}.${milliseconds}${offset}`);
+  const time = instant.getTime();
+  return time >= FIRST_INSTANT && time <= LAST_INSTANT ? instant : null;
+}

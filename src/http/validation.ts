@@ -1,7 +1,15 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import type { FastifySchemaCompiler } from "fastify";
 import { AppError, invalid } from "./errors.ts";
-import { isAbsoluteUrl, isColor, isDate, isEmail, isTime, isTimeZone } from "./formats.ts";
+import {
+  isAbsoluteUrl,
+  isColor,
+  isDate,
+  isEmail,
+  isTime,
+  isTimeZone,
+  parseInstant,
+} from "./formats.ts";
 
 /** Why each format refuses a value, in the words of a `<member>: <reason>` message. */
 const FORMATS: Record<string, { test: (value: string) => boolean; reason: string }> = {
@@ -17,6 +25,10 @@ const FORMATS: Record<string, { test: (value: string) => boolean; reason: string
   "https-url": {
     test: (v) => v === "" || isAbsoluteUrl(v, ["https:"]),
     reason: "must be an absolute https URL",
+  },
+  instant: {
+    test: (v) => parseInstant(v) !== null,
+    reason: "must be an ISO 8601 instant with a time zone, such as 2026-11-22T04:51:21Z",
   },
 };
 
