@@ -20,6 +20,7 @@ test("defaults: embedded store under ./data, port 3000, 600 requests a minute", 
     bodyLimitBytes: 1_048_576,
     requestTimeoutSeconds: 30,
     autoCloseSweepSeconds: 60,
+    retentionSweepSeconds: 3600,
     logLevel: "info",
     trustProxy: false,
   });
@@ -38,6 +39,7 @@ test("every variable is read", () => {
     BODY_LIMIT_BYTES: "2048",
     REQUEST_TIMEOUT_SECONDS: "12",
     AUTO_CLOSE_SWEEP_SECONDS: "5",
+    RETENTION_SWEEP_SECONDS: "600",
     LOG_LEVEL: "warn",
     TRUST_PROXY: "true",
   });
@@ -53,6 +55,7 @@ test("every variable is read", () => {
     bodyLimitBytes: 2048,
     requestTimeoutSeconds: 12,
     autoCloseSweepSeconds: 5,
+    retentionSweepSeconds: 600,
     logLevel: "warn",
     trustProxy: true,
   });
@@ -69,6 +72,10 @@ test("a bad value is refused with one line naming the variable", () => {
     [
       { LOG_LEVEL: "loud" },
       'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+    ],
+    [
+      { RETENTION_SWEEP_SECONDS: "0" },
+      'RETENTION_SWEEP_SECONDS: must be an integer from 1 to 86400, got "0"',
     ],
     [{ TRUST_PROXY: "yes" }, 'TRUST_PROXY: must be true or false, got "yes"'],
   ];

@@ -53,7 +53,7 @@ export const daysAgo = (days: number, now = new Date()) =>
  */
 export async function seedSubmissions(
   db: Queryable,
-  form: { id: string; organizationId: string },
+  form: Body,
   specs: readonly SeedSpec[],
 ): Promise<NewSubmission[]> {
   const rows = specs.map((spec, index): NewSubmission => {
@@ -61,8 +61,8 @@ export async function seedSubmissions(
     const createdAt = spec.createdAt ?? at(index);
     return {
       id: newId("sub"),
-      formId: form.id,
-      organizationId: form.organizationId,
+      formId: form.id as string,
+      organizationId: form.organizationId as string,
       isSpam,
       spamReason: spec.spamReason === undefined ? (isSpam ? "honeypot" : null) : spec.spamReason,
       answers: spec.answers ?? contactAnswers(),
