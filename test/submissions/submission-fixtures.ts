@@ -76,17 +76,21 @@ export async function seedSubmissions(
 }
 
 /** The API's record of a stored submission, written out from the spec (not from src/). */
-export const recordOf = (row: NewSubmission): Body => ({
-  id: row.id,
-  formId: row.formId,
-  isSpam: row.isSpam,
-  spamReason: row.spamReason,
-  answers: row.answers,
-  files: [],
-  meta: row.meta,
-  createdAt: row.createdAt.toISOString(),
-  updatedAt: row.updatedAt.toISOString(),
-});
+export function recordOf(stored: NewSubmission | undefined): Body {
+  assert.ok(stored, "a stored submission");
+  const row = stored;
+  return {
+    id: row.id,
+    formId: row.formId,
+    isSpam: row.isSpam,
+    spamReason: row.spamReason,
+    answers: row.answers,
+    files: [],
+    meta: row.meta,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
 
 export interface Response {
   status: number;
