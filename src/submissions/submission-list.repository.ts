@@ -46,41 +46,55 @@ interface PageShape {
   deep: boolean;
 }
 
+const ORDER = "s.created_at DESC, s.id DESC";
+
+/** The submission columns of the page, and the totals. $3 spam, $7 limit, $8 offset. */
+const SELECT_PAGE = (page: string) =>
+  `SELECT t.inbox::int8 AS "totalInbox", t.spam::int8 AS "totalSpam", p.*
+     FROM t LEFT JOIN LATERAL (${page}) p ON $8::int8 < CASE WHEN $3 THEN t.spam ELSE t.inbox END
+    ORDER BY p."createdAt" DESC, p.id DESC`;
+
+/**
+ * A search reads the trigram index once: the matches are counted by spam state, and the page is
+ * taken from the same matches.
+ */
+const SEARCH_PAGE = `WITH matched AS MATERIALIZED (
+    SELECT s.id, s.is_spam, s.created_at FROM submissions s
+     WHERE s.form_id = $2 AND ${filterConditions(true)}),
+  t AS MATERIALIZED (
+    SELECT count(m.id) FILTER (WHERE NOT m.is_spam) AS inbox,
+           count(m.id) FILTER (WHERE m.is_spam) AS spam
+      FROM forms f LEFT JOIN matched m ON true
+     WHERE f.organization_id = $1 AND f.id = $2 GROUP BY f.id)
+  ${SELECT_PAGE(`SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE s.id IN (
+      SELECT s.id FROM matched s WHERE s.is_spam = $3 ORDER BY ${ORDER} LIMIT $7 OFFSET $8)`)}`;
+
 /**
  * One statement answers a page: whether the form is the organization's, the totals and the rows.
  * Parameters: $1 organization, $2 form, $3 spam, $4–$6 the filters, $7 limit, $8 offset.
  */
 function pageStatement({ bySearch, byDates, deep }: PageShape): string {
-  const where = `s.form_id = $2 AND s.is_spam = $3 AND ${filterConditions(bySearch)}`;
-  const form = "forms f WHERE f.organization_id = $1 AND f.id = $2";
-  // Unfiltered totals are the kept counts. A search scans the trigram index once for both
-  // states; a date range reads each state's range of the form's index.
+  if (bySearch) return SEARCH_PAGE;
+  const where = `s.form_id = $2 AND s.is_spam = $3 AND ${filterConditions(false)}`;
+  // Unfiltered totals are the kept counts; a date range counts each state's range of the index.
+  // Materialized: inlined, the counts would run again for every row of the page.
   const counted = (spam: string) =>
     `(SELECT count(*) FROM submissions s WHERE s.form_id = f.id AND s.is_spam = ${spam}
-        AND ${filterConditions(bySearch)})`;
-  const totals = bySearch
-    ? `SELECT count(s.id) FILTER (WHERE NOT s.is_spam) AS inbox,
-              count(s.id) FILTER (WHERE s.is_spam) AS spam
-         FROM forms f LEFT JOIN submissions s ON s.form_id = f.id AND ${filterConditions(true)}
-        WHERE f.organization_id = $1 AND f.id = $2 GROUP BY f.id`
-    : byDates
-      ? `SELECT ${counted("false")} AS inbox, ${counted("true")} AS spam FROM ${form}`
-      : `SELECT COALESCE(sum(c.count) FILTER (WHERE NOT c.is_spam), 0) AS inbox,
-                COALESCE(sum(c.count) FILTER (WHERE c.is_spam), 0) AS spam
-           FROM forms f LEFT JOIN submission_counts c ON c.form_id = f.id
-          WHERE f.organization_id = $1 AND f.id = $2 GROUP BY f.id`;
-  const order = "s.created_at DESC, s.id DESC";
+        AND ${filterConditions(false)})`;
+  const totals = byDates
+    ? `SELECT ${counted("false")} AS inbox, ${counted("true")} AS spam
+         FROM forms f WHERE f.organization_id = $1 AND f.id = $2`
+    : `SELECT COALESCE(sum(c.count) FILTER (WHERE NOT c.is_spam), 0) AS inbox,
+              COALESCE(sum(c.count) FILTER (WHERE c.is_spam), 0) AS spam
+         FROM forms f LEFT JOIN submission_counts c ON c.form_id = f.id
+        WHERE f.organization_id = $1 AND f.id = $2 GROUP BY f.id`;
   // A deep page walks its offset in the index alone and reads only its own rows from the table.
-  const page =
-    deep && !bySearch
-      ? `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE s.id IN (
-           SELECT s.id FROM submissions s WHERE ${where} ORDER BY ${order} LIMIT $7 OFFSET $8)`
-      : `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE ${where}
-          ORDER BY ${order} LIMIT $7 OFFSET $8`;
-  return `SELECT t.inbox::int8 AS "totalInbox", t.spam::int8 AS "totalSpam", p.*
-            FROM (${totals}) t
-            LEFT JOIN LATERAL (${page}) p ON $8::int8 < CASE WHEN $3 THEN t.spam ELSE t.inbox END
-           ORDER BY p."createdAt" DESC, p.id DESC`;
+  const page = deep
+    ? `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE s.id IN (
+         SELECT s.id FROM submissions s WHERE ${where} ORDER BY ${ORDER} LIMIT $7 OFFSET $8)`
+    : `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE ${where}
+        ORDER BY ${ORDER} LIMIT $7 OFFSET $8`;
+  return `WITH t AS MATERIALIZED (${totals}) ${SELECT_PAGE(page)}`;
 }
 
 const shapeKey = (shape: PageShape) => `${shape.bySearch}:${shape.byDates}:${shape.deep}`;
