@@ -6,7 +6,12 @@ export const BYTE_ORDER_MARK = "\uFEFF";
 // RFC 4180: CRLF after every record, a field quoted when it holds a comma, a quote or a line
 // break. A cell that a spreadsheet would run as a formula (=, +, -, @, tab, carriage return, and
 // the full-width look-alikes some spreadsheets fold into them) starts with `'`.
-const OPTIONS = { record_delimiter: "\r\n", escape_formulas: true } as const;
+const OPTIONS = {
+  record_delimiter: "\r\n",
+  // Not its default once the delimiter is set: a lone LF or CR would go unquoted.
+  quote_record_delimiter: true,
+  escape_formulas: true,
+} as const;
 
 /** CSV records, each ending with CRLF. Every cell is text: nothing is cast. */
 export function csvRecords(records: readonly (readonly string[])[]): string {
