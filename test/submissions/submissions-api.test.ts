@@ -165,6 +165,25 @@ describe("PATCH isSpam", () => {
     assert.equal(await storedCounter(built.db, form.id), 1);
   });
 
+  test("concurrent moves of one submission change the counter once per actual move", async () => {
+    const { form, api } = await tenantWithForm();
+    const [row] = await seedSubmissions(built.db, form, [{}]);
+    await setCounter(form.id, 1);
+    const marks = await Promise.all(
+      Array.from({ length: 10 }, () => api.update(form.id, row?.id as string, { isSpam: true })),
+    );
+    assert.deepEqual(
+      marks.map((res) => [res.status, res.body.isSpam, res.body.spamReason]),
+      Array(10).fill([200, true, "manual"]),
+    );
+    assert.equal(await storedCounter(built.db, form.id), 0);
+    await Promise.all(
+      Array.from({ length: 10 }, () => api.update(form.id, row?.id as string, { isSpam: false })),
+    );
+    assert.equal(await storedCounter(built.db, form.id), 1);
+    assert.deepEqual((await api.listOk(form.id)).meta, { total: 1, totalInbox: 1, totalSpam: 0 });
+  });
+
   test("a body other than {isSpam: boolean} is refused by name and changes nothing", async () => {
     const { form, api } = await tenantWithForm();
     const [row] = await seedSubmissions(built.db, form, [{}]);
