@@ -20,6 +20,7 @@ import { registerOpenApi } from "./http/openapi.ts";
 import { registerSecurityHeaders } from "./http/security-headers.ts";
 import { hasDecodableQuery, validatorCompiler } from "./http/validation.ts";
 import type { RateLimiter } from "./rate-limit/rate-limiter.ts";
+import { submissionsRoutes } from "./submissions/submissions.routes.ts";
 
 export interface AppDependencies {
   config: Config;
@@ -95,5 +96,6 @@ export async function buildApp(dependencies: AppDependencies) {
   }
   await app.register(healthRoutes, { db });
   await app.register(formsRoutes, { prefix: API_PREFIX, db });
+  await app.register(submissionsRoutes, { prefix: API_PREFIX, db });
   return app;
 }

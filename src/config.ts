@@ -16,6 +16,8 @@ export interface Config {
   readonly bodyLimitBytes: number;
   readonly requestTimeoutSeconds: number;
   readonly autoCloseSweepSeconds: number;
+  /** How often expired submissions are deleted. */
+  readonly retentionSweepSeconds: number;
   readonly logLevel: string;
   /** Whether X-Forwarded-For names the client: true only behind a reverse proxy that sets it. */
   readonly trustProxy: boolean;
@@ -109,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: integer(env, "BODY_LIMIT_BYTES", 1_048_576, 1024, 104_857_600),
     requestTimeoutSeconds: integer(env, "REQUEST_TIMEOUT_SECONDS", 30, 1, 3_600),
     autoCloseSweepSeconds: integer(env, "AUTO_CLOSE_SWEEP_SECONDS", 60, 1, 86_400),
+    retentionSweepSeconds: integer(env, "RETENTION_SWEEP_SECONDS", 3_600, 1, 86_400),
     logLevel,
     trustProxy: flag(env, "TRUST_PROXY"),
     countryHeader: headerName(env, "COUNTRY_HEADER"),

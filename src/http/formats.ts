@@ -70,3 +70,34 @@ export function isAbsoluteUrl(value: string, protocols: readonly string[]): bool
   const url = new URL(value);
   return protocols.includes(url.protocol) && url.hostname !== "";
 }
+
+// Seconds and their fraction are optional; the zone is not: without one, an instant is ambiguous.
+// A space in the zone's place is a `+` that the query string decoded, as it decodes every `+`.
+const INSTANT =
+  /^(?<date>\d{4}-\d{2}-\d{2})[Tt](?<hh>\d{2}):(?<mm>\d{2})(?::(?<ss>\d{2})(?:\.(?<fraction>\d{1,9}))?)?(?:[Zz]|(?<sign>[+ -])(?<zh>\d{2}):?(?<zm>\d{2}))$/;
+const FIRST_INSTANT = Date.parse("0001-01-01T00:00:00.000Z");
+const LAST_INSTANT = Date.parse("9999-12-31T23:59:59.999Z");
+
+/**
+ * An ISO 8601 instant (a date, a time and a zone), such as `2026-11-22T04:51:21.123Z` or
+ * `2026-11-22T05:51+01:00`, or null. Fractions finer than a millisecond are cut off. Instants
+ * outside years 1 to 9999 UTC are refused: the stores cannot all read them.
+ */
+export function parseInstant(value: string): Date | null {
+  const parts = INSTANT.exec(value)?.groups;
+  if (!parts) return null;
+  const { date = "", hh, mm, ss = "00", fraction = "", sign, zh = "00", zm = "00" } = parts;
+  const inRange = [
+    [hh, 23],
+    [mm, 59],
+    [ss, 59],
+    [zh, 23],
+    [zm, 59],
+  ] as const;
+  if (!isDate(date) || inRange.some(([field, max]) => Number(field) > max)) return null;
+  const offset = sign === undefined ? "Z" : `${sign === "-" ? "-" : "+"}${zh}:${zm}`;
+  const milliseconds = fraction.slice(0, 3).padEnd(3, "0");
+  const instant = new Date(`${date}T${hh}:${mm}:${ss}.${milliseconds}${offset}`);
+  const time = instant.getTime();
+  return time >= FIRST_INSTANT && time <= LAST_INSTANT ? instant : null;
+}

@@ -9,6 +9,7 @@ import {
   isSingleLine,
   isTime,
   isTimeZone,
+  parseInstant,
 } from "./formats.ts";
 
 /** Why each format refuses a value, in the words of a `<member>: <reason>` message. */
@@ -29,6 +30,10 @@ const FORMATS: Record<string, { test: (value: string) => boolean; reason: string
   "https-url": {
     test: (v) => v === "" || isAbsoluteUrl(v, ["https:"]),
     reason: "must be an absolute https URL",
+  },
+  instant: {
+    test: (v) => parseInstant(v) !== null,
+    reason: "must be an ISO 8601 instant with a time zone, such as 2026-11-22T04:51:21Z",
   },
 };
 

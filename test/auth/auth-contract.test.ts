@@ -3,6 +3,7 @@ import { after, before, describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { createApiKey, revokeKey } from "../../src/admin/admin.service.ts";
 import { buildTestApp, closeTestDatabase, createTenant, testDatabase } from "../helpers.ts";
+import { seedSubmissions } from "../submissions/submission-fixtures.ts";
 
 type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
 type Tenant = Awaited<ReturnType<typeof createTenant>>;
@@ -23,6 +24,10 @@ const needsFull = {
   },
 };
 const notFound = { error: { code: "not_found", message: "form: not found" } };
+/** Well-formed, but no submission has it. */
+const MISSING_SUBMISSION = "sub_AAAAAAAAAAAAAAAAAAAAAA";
+/** The one submission each form made here holds. */
+const submissionOf = new Map<string, string>();
 
 let testApp: TestApp;
 let tenant: Tenant;
@@ -43,10 +48,25 @@ async function call(
   });
 }
 
+/** A new form holding one submission, so that submission routes have one to act on. */
 async function newForm(key: string, name = "contract form") {
   const res = await call("POST", FORMS, key, { name });
   assert.equal(res.statusCode, 201, res.body);
-  return res.json();
+  const form = res.json();
+  const [submission] = await seedSubmissions(await testDatabase(), form, [{}]);
+  submissionOf.set(form.id, submission?.id as string);
+  return form;
+}
+
+const submissionUrl = (formId: string) =>
+  `${FORMS}/${formId}/submissions/${submissionOf.get(formId) ?? MISSING_SUBMISSION}`;
+
+/** What the store holds of a form's submissions: a refused request must leave it as it was. */
+async function storedSubmissions(formId: string) {
+  return (await testDatabase()).query(
+    `SELECT id, is_spam, spam_reason, updated_at FROM submissions WHERE form_id = $1 ORDER BY id`,
+    [formId],
+  );
 }
 
 /** Every keyed route: `url` is given a form of the tenant's own, so a 404 can never hide a 401/403. */
@@ -68,6 +88,11 @@ const ROUTES: {
     success: 200,
   },
   { method: "DELETE", url: (id) => `${FORMS}/${id}`, scope: "full", success: 204 },
+  { method: "GET", url: (id) => `${FORMS}/${id}/submissions`, scope: "read", success: 200 },
+  { method: "GET", url: (id) => `${FORMS}/${id}/submissions/export`, scope: "read", success: 200 },
+  { method: "GET", url: submissionUrl, scope: "read", success: 200 },
+  { method: "PATCH", url: submissionUrl, scope: "full", body: { isSpam: true }, success: 200 },
+  { method: "DELETE", url: submissionUrl, scope: "full", success: 204 },
 ];
 
 before(async () => {
@@ -89,6 +114,7 @@ for (const route of ROUTES) {
       const form = await newForm(tenant.fullKey);
       const url = route.url(form.id);
       const listed = (await call("GET", FORMS, tenant.readKey)).json();
+      const submissions = await storedSubmissions(form.id);
       const cases: [string | undefined, object][] = [
         [undefined, missingHeader],
         ["", missingHeader],
@@ -103,6 +129,7 @@ for (const route of ROUTES) {
       }
       assert.deepEqual((await call("GET", `${FORMS}/${form.id}`, tenant.readKey)).json(), form);
       assert.deepEqual((await call("GET", FORMS, tenant.readKey)).json(), listed);
+      assert.deepEqual(await storedSubmissions(form.id), submissions);
     });
 
     test("a revoked key → 401 from the next request on", async () => {
@@ -128,10 +155,12 @@ for (const route of ROUTES) {
       test("a read key → 403 and nothing changes", async () => {
         const form = await newForm(tenant.fullKey);
         const listed = (await call("GET", FORMS, tenant.readKey)).json();
+        const submissions = await storedSubmissions(form.id);
         const res = await call(route.method, route.url(form.id), tenant.readKey, route.body);
         assert.equal(res.statusCode, 403);
         assert.deepEqual(res.json(), needsFull);
         assert.deepEqual((await call("GET", FORMS, tenant.readKey)).json(), listed);
+        assert.deepEqual(await storedSubmissions(form.id), submissions);
       });
     } else {
       test("a read key is allowed", async () => {
@@ -150,6 +179,7 @@ for (const route of ROUTES) {
     if (route.url("x") !== FORMS) {
       test("another organization's form → the same 404 as a missing one; it is unchanged", async () => {
         const theirs = await newForm(other.fullKey, "not yours");
+        const theirSubmissions = await storedSubmissions(theirs.id);
         const missing = await call(route.method, route.url(MISSING_ID), tenant.fullKey, route.body);
         assert.equal(missing.statusCode, 404);
         assert.deepEqual(missing.json(), notFound);
@@ -159,6 +189,7 @@ for (const route of ROUTES) {
         const own = await call("GET", `${FORMS}/${theirs.id}`, other.readKey);
         assert.equal(own.statusCode, 200);
         assert.deepEqual(own.json(), theirs);
+        assert.deepEqual(await storedSubmissions(theirs.id), theirSubmissions);
       });
     }
   });

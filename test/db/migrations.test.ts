@@ -9,6 +9,8 @@ const ALL = [
   "002_form_counts_and_name_search",
   "003_idempotency_keys",
   "004_name_search_normalized",
+  "005_submissions",
+  "006_submission_counts",
 ];
 
 test("migrations apply once and running them again changes nothing", async () => {
@@ -28,6 +30,8 @@ test("migrations apply once and running them again changes nothing", async () =>
         "idempotency_keys",
         "organizations",
         "schema_migrations",
+        "submission_counts",
+        "submissions",
       ],
     );
   } finally {

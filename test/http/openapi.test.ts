@@ -25,6 +25,26 @@ const EXPECTED: Record<string, { statuses: string[]; keyed: boolean }> = {
     keyed: true,
   },
   "DELETE /api/v1/forms/{formId}": { statuses: ["204", "404", "422", ...KEYED], keyed: true },
+  "GET /api/v1/forms/{formId}/submissions": {
+    statuses: ["200", "404", "422", ...KEYED],
+    keyed: true,
+  },
+  "GET /api/v1/forms/{formId}/submissions/export": {
+    statuses: ["200", "404", "422", ...KEYED],
+    keyed: true,
+  },
+  "GET /api/v1/forms/{formId}/submissions/{submissionId}": {
+    statuses: ["200", "404", "422", ...KEYED],
+    keyed: true,
+  },
+  "PATCH /api/v1/forms/{formId}/submissions/{submissionId}": {
+    statuses: ["200", "404", "413", "415", "422", ...KEYED],
+    keyed: true,
+  },
+  "DELETE /api/v1/forms/{formId}/submissions/{submissionId}": {
+    statuses: ["204", "404", "422", ...KEYED],
+    keyed: true,
+  },
   "GET /healthz": { statuses: ["200"], keyed: false },
   "GET /readyz": { statuses: ["200", "500", "503"], keyed: false },
 };

@@ -1,0 +1,116 @@
+import { Readable } from "node:stream";
+import type { KeyOwner } from "../auth/api-keys.repository.ts";
+import type { Queryable } from "../db/database.ts";
+import { formNotFound } from "../http/errors.ts";
+import { BYTE_ORDER_MARK, cellText, csvRecords } from "./csv.ts";
+import {
+  answerIdSequences,
+  type ExportCursor,
+  type ExportRow,
+  exportBatch,
+  exportStart,
+} from "./submission-export.repository.ts";
+import type { SubmissionFilter } from "./submission-list.repository.ts";
+import type { ExportSubmissionsParams } from "./submissions.schemas.ts";
+import { filterOf, toSubmissionRecord } from "./submissions.service.ts";
+
+/** Rows per query: large enough that round trips cost little, small enough to hold at once. */
+export const EXPORT_BATCH_SIZE = 1_000;
+
+const CONTENT_TYPES = {
+  csv: "text/csv; charset=utf-8",
+  ndjson: "application/x-ndjson; charset=utf-8",
+} as const;
+
+export interface SubmissionExport {
+  contentType: string;
+  filename: string;
+  /** Produces one batch at a time, when the client has taken the previous one. */
+  body: Readable;
+}
+
+/** The selected submissions, newest first, one batch per query from `start` down. */
+async function* batches(
+  db: Queryable,
+  filter: SubmissionFilter,
+  start: ExportCursor,
+  batchSize: number,
+): AsyncGenerator<ExportRow[]> {
+  let cursor = start;
+  let inclusive = true;
+  for (;;) {
+    const batch = await exportBatch(db, filter, cursor, inclusive, batchSize);
+    if (batch.length > 0) yield batch;
+    const last = batch.at(-1);
+    if (!last || batch.length < batchSize) return;
+    cursor = { createdAt: last.cursor, id: last.id };
+    inclusive = false;
+  }
+}
+
+/** Every answer id once, in order of first appearance. */
+function columnsOf(sequences: readonly string[][]): string[] {
+  const columns = new Set<string>();
+  for (const ids of sequences) for (const id of ids) columns.add(id);
+  return [...columns];
+}
+
+function csvRecord(row: ExportRow, columns: readonly string[]): string[] {
+  const values = new Map<string, unknown>();
+  for (const answer of row.answers) if (!values.has(answer.id)) values.set(answer.id, answer.value);
+  return [
+    row.id,
+    row.createdAt.toISOString(),
+    String(row.isSpam),
+    ...columns.map((column) => cellText(values.get(column))),
+    // File names joined by "; ", once submissions have files.
+    "",
+  ];
+}
+
+async function* csvChunks(
+  rows: AsyncGenerator<ExportRow[]> | null,
+  columns: readonly string[],
+): AsyncGenerator<string> {
+  yield BYTE_ORDER_MARK + csvRecords([["id", "createdAt", "isSpam", ...columns, "files"]]);
+  if (!rows) return;
+  for await (const batch of rows) yield csvRecords(batch.map((row) => csvRecord(row, columns)));
+}
+
+async function* ndjsonChunks(rows: AsyncGenerator<ExportRow[]> | null): AsyncGenerator<string> {
+  if (!rows) return;
+  for await (const batch of rows) {
+    yield `${batch.map((row) => JSON.stringify(toSubmissionRecord(row))).join("\n")}\n`;
+  }
+}
+
+/**
+ * The export of the submissions the query selects. Whether the form exists and, for CSV, the
+ * columns are known before the first byte is sent; the rows then follow in keyset batches, so
+ * memory stays the same whatever their number. The export holds what the filter selected when it
+ * started: a submission that arrives meanwhile is newer than its first row and is left out, so
+ * every exported row has its columns.
+ */
+export async function exportSubmissions(
+  db: Queryable,
+  owner: KeyOwner,
+  formId: string,
+  params: ExportSubmissionsParams,
+  batchSize = EXPORT_BATCH_SIZE,
+): Promise<SubmissionExport> {
+  const filter = filterOf(owner, formId, params);
+  const start = await exportStart(db, filter);
+  if (start === undefined) throw formNotFound();
+  const format = params.format ?? "csv";
+  const rows = start && batches(db, filter, start, batchSize);
+  const chunks =
+    format === "csv"
+      ? csvChunks(rows, start ? columnsOf(await answerIdSequences(db, filter, start)) : [])
+      : ndjsonChunks(rows);
+  return {
+    contentType: CONTENT_TYPES[format],
+    filename: `${formId}-submissions.${format}`,
+    // Not object mode: the stream holds about one batch, and asks for the next once it is read.
+    body: Readable.from(chunks, { objectMode: false }),
+  };
+}

@@ -1,0 +1,134 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { deleteExpiredSubmissions } from "../../src/submissions/retention.ts";
+import { startRetentionSweep } from "../../src/submissions/retention-sweep.ts";
+import { client, sleep } from "../forms/form-fixtures.ts";
+import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
+import {
+  daysAgo,
+  type SeedSpec,
+  seedSubmissions,
+  storedCounter,
+  storedIds,
+  submissionsClient,
+} from "./submission-fixtures.ts";
+
+let built: Awaited<ReturnType<typeof buildTestApp>>;
+
+before(async () => {
+  built = await buildTestApp();
+});
+
+after(async () => {
+  await built.close();
+  await closeTestDatabase();
+});
+
+const HOUR = 3_600_000;
+/** Just inside and just outside `days`, an hour either side. */
+const younger = (days: number, now: Date) => new Date(daysAgo(days, now).getTime() + HOUR);
+const older = (days: number, now: Date) => new Date(daysAgo(days, now).getTime() - HOUR);
+
+async function formWith(duration: string) {
+  const { fullKey } = await createTenant();
+  const form = await client(built.app, fullKey).createOk({
+    name: `keeps ${duration}`,
+    submissionStorageDuration: duration,
+  });
+  return { form, fullKey };
+}
+
+test("each storage duration deletes what is older and keeps the rest; spam goes after 30 days", async () => {
+  const now = new Date();
+  const cases = [
+    { duration: "30", days: 30 },
+    { duration: "60", days: 60 },
+    { duration: "90", days: 90 },
+    { duration: "365", days: 365 },
+    { duration: "forever", days: null },
+    { duration: "never", days: 0 },
+  ];
+  const expectations = [];
+  for (const { duration, days } of cases) {
+    const { form, fullKey } = await formWith(duration);
+    const specs: SeedSpec[] = [
+      { isSpam: true, createdAt: younger(30, now) },
+      { isSpam: true, createdAt: older(30, now) },
+      // `never` keeps nothing: even a submission from an hour ago goes.
+      { createdAt: days === 0 ? older(0, now) : younger(days ?? 3650, now) },
+      { createdAt: older(days ?? 3650, now) },
+      { createdAt: daysAgo(10_000, now) },
+    ];
+    const rows = await seedSubmissions(built.db, form, specs);
+    const kept = rows.filter((row, index) => {
+      if (row.isSpam) return index === 0 && days !== 0;
+      if (days === null) return true;
+      return index === 2 && days !== 0;
+    });
+    expectations.push({ form, fullKey, kept });
+  }
+  const deleted = await deleteExpiredSubmissions(built.db, now, { batchSize: 2 });
+  // 30, 60, 90, 365: spam, older, very old; forever: spam; never: everything.
+  assert.ok(deleted >= 4 * 3 + 1 + 5, `deleted ${deleted}`);
+  for (const { form, fullKey, kept } of expectations) {
+    // In the order storedIds reads them: oldest first, then by id.
+    const expected = kept.sort(
+      (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1),
+    );
+    assert.deepEqual(
+      await storedIds(built.db, form.id),
+      expected.map((row) => row.id),
+      form.submissionStorageDuration,
+    );
+    // The kept counts follow; the form's counter counts what was accepted, deleted or not.
+    const api = submissionsClient(built.app, fullKey);
+    const meta = (await api.listOk(form.id)).meta;
+    assert.deepEqual(meta, {
+      total: expected.filter((row) => !row.isSpam).length,
+      totalInbox: expected.filter((row) => !row.isSpam).length,
+      totalSpam: expected.filter((row) => row.isSpam).length,
+    });
+    assert.equal(await storedCounter(built.db, form.id), 0);
+  }
+});
+
+test("a shorter duration applies to existing submissions at the next pass", async () => {
+  const now = new Date();
+  const { form, fullKey } = await formWith("365");
+  const [old, recent] = await seedSubmissions(built.db, form, [
+    { createdAt: daysAgo(100, now) },
+    { createdAt: daysAgo(5, now) },
+  ]);
+  await deleteExpiredSubmissions(built.db, now);
+  assert.deepEqual(await storedIds(built.db, form.id), [old?.id, recent?.id]);
+  await client(built.app, fullKey).updateOk(form.id, { submissionStorageDuration: "90" });
+  await deleteExpiredSubmissions(built.db, now);
+  assert.deepEqual(await storedIds(built.db, form.id), [recent?.id]);
+});
+
+test("passes running at once delete each expired submission once, in batches", async () => {
+  const now = new Date();
+  const { form } = await formWith("30");
+  const specs = Array.from({ length: 25 }, (_, i) => ({ createdAt: daysAgo(31 + i, now) }));
+  const [keep] = await seedSubmissions(built.db, form, [{ createdAt: daysAgo(1, now) }]);
+  await seedSubmissions(built.db, form, specs);
+  const passes = await Promise.all(
+    [3, 4, 5].map((batchSize) => deleteExpiredSubmissions(built.db, now, { batchSize })),
+  );
+  assert.ok(passes.reduce((sum, n) => sum + n, 0) >= 25, `deleted ${passes.join(" + ")}`);
+  assert.deepEqual(await storedIds(built.db, form.id), [keep?.id]);
+});
+
+test("the background pass runs at start and stops when asked", async () => {
+  const { form } = await formWith("30");
+  const [expired] = await seedSubmissions(built.db, form, [{ createdAt: daysAgo(45) }]);
+  assert.deepEqual(await storedIds(built.db, form.id), [expired?.id]);
+  const silent = { info() {}, warn() {} } as unknown as Parameters<typeof startRetentionSweep>[2];
+  // An interval far longer than the test: only the pass at start can delete it.
+  const sweep = startRetentionSweep(built.db, 3_600_000, silent);
+  for (let tries = 0; tries < 200 && (await storedIds(built.db, form.id)).length > 0; tries++) {
+    await sleep(25);
+  }
+  await sweep.stop();
+  assert.deepEqual(await storedIds(built.db, form.id), []);
+});
