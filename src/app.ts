@@ -17,12 +17,18 @@ import { undecodableUrl } from "./http/errors.ts";
 import { registerJsonBodyParser } from "./http/json-body.ts";
 import { registerOpenApi } from "./http/openapi.ts";
 import { hasDecodableQuery, validatorCompiler } from "./http/validation.ts";
+import { type IntakeDependencies, intakeRoutes } from "./intake/intake.routes.ts";
 import type { RateLimiter } from "./rate-limit/rate-limiter.ts";
 
 export interface AppDependencies {
   config: Config;
   db: Database;
   limiter: RateLimiter;
+  /**
+   * The intake's limiter, captcha verifier and country resolver. Without them the app serves no
+   * intake (`POST /f/{formId}` and its pages), as in tests of the API alone.
+   */
+  intake?: IntakeDependencies;
   /** Silent when absent, as in tests. */
   logger?: FastifyBaseLogger;
   /**
@@ -34,7 +40,7 @@ export interface AppDependencies {
 
 /** Builds the HTTP application; the caller owns the database and the limiter and closes them. */
 export async function buildApp(dependencies: AppDependencies) {
-  const { config, db, limiter, logger, withoutAuthenticationAs } = dependencies;
+  const { config, db, limiter, logger, withoutAuthenticationAs, intake } = dependencies;
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: config.bodyLimitBytes,
@@ -91,5 +97,6 @@ export async function buildApp(dependencies: AppDependencies) {
   }
   await app.register(healthRoutes, { db });
   await app.register(formsRoutes, { prefix: API_PREFIX, db });
+  if (intake) await app.register(intakeRoutes, { db, config, intake });
   return app;
 }

@@ -17,6 +17,13 @@ export interface Config {
   readonly logLevel: string;
   /** Whether X-Forwarded-For names the client: true only behind a reverse proxy that sets it. */
   readonly trustProxy: boolean;
+  /** Largest submission body without files. */
+  readonly submissionBodyLimitBytes: number;
+  /** Submissions per client address and form per intake window. */
+  readonly intakeRateLimitMax: number;
+  readonly intakeRateLimitWindowSeconds: number;
+  /** How often counts kept in slots are folded into forms.submissions. */
+  readonly submissionCountFoldSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -79,5 +86,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     autoCloseSweepSeconds: integer(env, "AUTO_CLOSE_SWEEP_SECONDS", 60, 1, 86_400),
     logLevel,
     trustProxy: flag(env, "TRUST_PROXY"),
+    submissionBodyLimitBytes: integer(
+      env,
+      "SUBMISSION_BODY_LIMIT_BYTES",
+      1_048_576,
+      1024,
+      104_857_600,
+    ),
+    intakeRateLimitMax: integer(env, "INTAKE_RATE_LIMIT_MAX", 30, 1, 1_000_000_000),
+    intakeRateLimitWindowSeconds: integer(env, "INTAKE_RATE_LIMIT_WINDOW_SECONDS", 60, 1, 86_400),
+    submissionCountFoldSeconds: integer(env, "SUBMISSION_COUNT_FOLD_SECONDS", 5, 1, 86_400),
   });
 }

@@ -8,6 +8,7 @@ import { migrate } from "./db/migrations.ts";
 import { startAutoCloseSweep } from "./forms/auto-close-sweep.ts";
 import { createLogger } from "./logger.ts";
 import { createRateLimiter } from "./rate-limit/create-rate-limiter.ts";
+import { startSubmissionCountFold } from "./submissions/submission-count-fold.ts";
 
 let config: ReturnType<typeof loadConfig>;
 try {
@@ -71,6 +72,7 @@ async function start() {
   });
   const app = await buildApp({ config, db, limiter, logger });
   const sweep = startAutoCloseSweep(db, config.autoCloseSweepSeconds * 1000, logger);
+  const fold = startSubmissionCountFold(db, config.submissionCountFoldSeconds * 1000, logger);
   await app.listen({ port: config.port, host: config.host });
 
   let stopping = false;
@@ -88,6 +90,7 @@ async function start() {
     await app.close();
     clearInterval(reapIdle);
     await sweep.stop();
+    await fold.stop();
     await adminSocket?.close();
     await limiter.close();
     await db.close();

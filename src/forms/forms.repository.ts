@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/database.ts";
+import { SUBMISSIONS_SQL } from "../submissions/submission-counts.repository.ts";
 import type { FormSettings } from "./form-defaults.ts";
 
 export interface FormRow {
@@ -23,11 +24,14 @@ export type FormListRow = Pick<
 > & { imageCompressionType: string[] | null };
 
 const FORM_COLUMNS = `id, organization_id AS "organizationId", name, type,
-  is_closed AS "storedIsClosed", auto_close_at AS "autoCloseAt", submissions, settings,
+  is_closed AS "storedIsClosed", auto_close_at AS "autoCloseAt", ${SUBMISSIONS_SQL} AS submissions, settings,
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
-// $1 is always the instant the request is answered at: a deadline at or before it has closed the form.
-const READS_CLOSED = `(is_closed OR COALESCE(auto_close_at <= $1, false))`;
+// $1 is always the instant the request is answered at: a deadline at or before it has closed the
+// form. So has a limit of responses that the count has reached (submissions.md section 3).
+export const READS_CLOSED = `(is_closed OR COALESCE(auto_close_at <= $1, false)
+  OR COALESCE((settings ->> 'limitResponses')::boolean
+    AND ${SUBMISSIONS_SQL} >= (settings ->> 'maxResponses')::int, false))`;
 
 export async function insertForm(
   db: Queryable,
@@ -178,7 +182,8 @@ const PAGE_ORDER = {
 
 const LIST_COLUMNS = `id, name, type, created_at AS "createdAt", updated_at AS "updatedAt",
   settings -> 'imageCompressionType' AS "imageCompressionType",
-  ${READS_CLOSED} AS "isClosed", submissions, organization_id AS "organizationId"`;
+  ${READS_CLOSED} AS "isClosed", ${SUBMISSIONS_SQL} AS submissions,
+  organization_id AS "organizationId"`;
 
 /** Past this many rows, walking the offset in the index alone beats reading rows as it goes. */
 const DEEP_OFFSET = 200n;

@@ -12,10 +12,68 @@ export const FORM_TYPES = ["endpoint", "hosted"] as const;
 export const STORAGE_DURATIONS = ["30", "60", "90", "365", "forever", "never"] as const;
 const BORDER_STYLES = ["full", "flat", "rounded"] as const;
 const IMAGE_TYPES = ["webp", "jpeg", "png"] as const;
+const PAGE_MODES = ["compact", "full"] as const;
 
 export const MAX_NAME_LENGTH = 200;
 export const MAX_EMAILS = 50;
 export const MAX_RESPONSES = 2_147_483_647;
+
+/**
+ * A hosted form's field as stored and read. Writes are checked for shape and size here; the rules
+ * between members (subtypes, options, logic) come with the hosted forms.
+ */
+const Strict = { additionalProperties: false } as const;
+const FieldOption = Type.Object(
+  { id: Text(64, "Option id"), value: Text(500, "Option value") },
+  Strict,
+);
+const LogicCondition = Type.Object(
+  {
+    id: Text(64, "Condition id"),
+    sourceFieldId: Text(64, "Field whose answer is compared"),
+    operator: Text(50, "Comparison"),
+    value: Text(1_000, "Value compared with"),
+  },
+  Strict,
+);
+const LogicRule = Type.Object(
+  {
+    id: Text(64, "Rule id"),
+    action: Text(50, "What the rule does"),
+    when: Type.Object(
+      {
+        combinator: Text(10, "all or any"),
+        conditions: Type.Array(LogicCondition, { maxItems: 100 }),
+      },
+      Strict,
+    ),
+    targetFieldId: Text(64, "Field shown or hidden"),
+    targetFieldIds: Type.Array(Text(64, "Field shown or hidden"), { maxItems: 200 }),
+    targetPageId: Text(64, "Page jumped to"),
+  },
+  Strict,
+);
+const FormField = Type.Object(
+  {
+    id: Text(64, "Field id"),
+    label: Text(500, "Label"),
+    type: Text(50, "HTML control"),
+    subtype: Text(50, "Kind of answer"),
+    required: Type.Boolean(),
+    showDescription: Type.Boolean(),
+    description: Text(2_000, "Description"),
+    ratingCount: Type.Number(),
+    scaleMin: Type.Number(),
+    scaleMax: Type.Number(),
+    minLabel: Text(100, "Label of the scale's low end"),
+    maxLabel: Text(100, "Label of the scale's high end"),
+    options: Type.Array(FieldOption, { maxItems: 100 }),
+    logic: Type.Object({ rules: Type.Array(LogicRule, { maxItems: 100 }) }, Strict),
+  },
+  Strict,
+);
+
+export const MAX_FIELDS = 200;
 
 /**
  * Every member a client may write, with its rules. Create and update each accept a subset, as the
@@ -66,11 +124,43 @@ const writable = {
     description: "Secret of the bot-check provider; stored, never returned",
   }),
   saveAnswers: Type.Boolean(),
-  allowedDomains: Text(5_000, "Domains allowed to submit"),
+  allowedDomains: Format(
+    "domain-list",
+    "Host names allowed to submit, separated by commas (at most 100; *.example.com for its subdomains), or empty",
+    30_000,
+  ),
   seoTitle: Text(200, "Title for link previews"),
   seoDescription: Text(1_000, "Description for link previews"),
   seoImage: Format("https-url", "Absolute https image URL, or empty"),
-  allowedCountries: Text(5_000, "Countries allowed to submit"),
+  allowedCountries: Format(
+    "country-list",
+    "ISO 3166-1 alpha-2 codes allowed to submit, separated by commas (DE,fr), or empty",
+    5_000,
+  ),
+  fields: Type.Array(FormField, { maxItems: MAX_FIELDS, description: "Fields of a hosted form" }),
+  submitButtonText: Text(200, "Submit button text"),
+  pageMode: OneOf(PAGE_MODES, "Hosted page layout"),
+  headerTitle: Text(500, "Hosted page title"),
+  headerDescription: Text(5_000, "Hosted page description"),
+  headerImage: Format("https-url", "Absolute https image URL, or empty"),
+  logo: Format("https-url", "Absolute https image URL, or empty"),
+  accentColor: Format("color", "#rgb or #rrggbb", 7),
+  backgroundColor: Format("color", "#rgb or #rrggbb", 7),
+  textColor: Format("color", "#rgb or #rrggbb", 7),
+  buttonBackgroundColor: Format("color", "#rgb or #rrggbb", 7),
+  buttonTextColor: Format("color", "#rgb or #rrggbb", 7),
+  buttonBorderStyle: OneOf(BORDER_STYLES),
+  inputBorderStyle: OneOf(BORDER_STYLES),
+  showCustomClosedMessage: Type.Boolean(),
+  closeMessageTitle: Text(500, "Title shown while the form is closed"),
+  closeMessageDescription: Text(5_000, "Text shown while the form is closed"),
+  ipBlacklist: Format(
+    "ip-list",
+    "IPv4 or IPv6 addresses or CIDR ranges refused, separated by commas (at most 1,000), or empty",
+    60_000,
+  ),
+  imageCompressionType: Type.Array(OneOf(IMAGE_TYPES), { maxItems: 3, uniqueItems: true }),
+  disableEmailDataCensoring: Type.Boolean(),
 };
 
 type Writable = typeof writable;
@@ -114,6 +204,26 @@ const SHARED_WRITABLE = [
   "providerCaptchaEnabled",
   "providerCaptchaSecretKey",
   "allowedDomains",
+  "fields",
+  "submitButtonText",
+  "pageMode",
+  "headerTitle",
+  "headerDescription",
+  "headerImage",
+  "logo",
+  "accentColor",
+  "backgroundColor",
+  "textColor",
+  "buttonBackgroundColor",
+  "buttonTextColor",
+  "buttonBorderStyle",
+  "inputBorderStyle",
+  "showCustomClosedMessage",
+  "closeMessageTitle",
+  "closeMessageDescription",
+  "ipBlacklist",
+  "imageCompressionType",
+  "disableEmailDataCensoring",
 ] as const;
 
 export const CreateFormBody = Type.Object(
@@ -147,38 +257,6 @@ export type UpdateFormInput = Static<typeof UpdateFormBody>;
 
 const Timestamp = Type.String({ format: "date-time", description: "ISO 8601, UTC, milliseconds" });
 const ImageCompressionType = Type.Array(OneOf(IMAGE_TYPES));
-
-const FieldOption = Type.Object({ id: Type.String(), value: Type.String() });
-const LogicCondition = Type.Object({
-  id: Type.String(),
-  sourceFieldId: Type.String(),
-  operator: Type.String(),
-  value: Type.String(),
-});
-const LogicRule = Type.Object({
-  id: Type.String(),
-  action: Type.String(),
-  when: Type.Object({ combinator: Type.String(), conditions: Type.Array(LogicCondition) }),
-  targetFieldId: Type.String(),
-  targetFieldIds: Type.Array(Type.String()),
-  targetPageId: Type.String(),
-});
-const FormField = Type.Object({
-  id: Type.String(),
-  label: Type.String(),
-  type: Type.String(),
-  subtype: Type.String(),
-  required: Type.Boolean(),
-  showDescription: Type.Boolean(),
-  description: Type.String(),
-  ratingCount: Type.Number(),
-  scaleMin: Type.Number(),
-  scaleMax: Type.Number(),
-  minLabel: Type.String(),
-  maxLabel: Type.String(),
-  options: Type.Array(FieldOption),
-  logic: Type.Object({ rules: Type.Array(LogicRule) }),
-});
 
 export const FormListItem = Type.Object({
   id: Type.String(),
@@ -240,7 +318,7 @@ export const Form = Type.Object({
   seoImage: Type.String(),
   inputBorderStyle: OneOf(BORDER_STYLES),
   logo: Type.String(),
-  pageMode: OneOf(["compact", "full"] as const),
+  pageMode: OneOf(PAGE_MODES),
   saveAnswers: Type.Boolean(),
   textColor: Type.String(),
   useCustomThankYouPage: Type.Boolean(),

@@ -1,6 +1,6 @@
 import type { KeyOwner } from "../auth/api-keys.repository.ts";
 import type { Database, Queryable } from "../db/database.ts";
-import { AppError, formNotFound } from "../http/errors.ts";
+import { AppError, formNotFound, invalid } from "../http/errors.ts";
 import { newId } from "../ids.ts";
 import { autoCloseInstant } from "./auto-close.ts";
 import { nextClosingState } from "./closing.ts";
@@ -15,7 +15,7 @@ import type {
 } from "./forms.schemas.ts";
 
 // Ids are ours: anything else cannot name a form, and never reaches the database.
-const FORM_ID = /^form_[A-Za-z0-9_-]{22}$/;
+export const FORM_ID = /^form_[A-Za-z0-9_-]{22}$/;
 
 const PAID_SETTINGS = [
   "sendRespondentEmailNotifications",
@@ -42,6 +42,20 @@ const allowedOnPlan = (owner: KeyOwner, input: CreateFormInput | UpdateFormInput
 function requirePlanFor(owner: KeyOwner, input: CreateFormInput | UpdateFormInput) {
   const refused = paidSettingRefused(owner, input);
   if (refused) throw new AppError("forbidden", `${refused}: needs the paid plan`);
+}
+
+/**
+ * Reopening a form whose limit of responses still holds would not open it: refused, unless the
+ * same update raises the limit or turns it off (`settings` are the ones after the update).
+ */
+function requireBelowLimit(settings: FormSettings, submissions: number) {
+  const { limitResponses, maxResponses } = settings;
+  if (limitResponses && maxResponses !== null && submissions >= maxResponses) {
+    throw invalid(
+      "isClosed",
+      `the form has reached its limit of ${maxResponses} responses; raise maxResponses or turn limitResponses off to reopen it`,
+    );
+  }
 }
 
 /** Whether the update changes what decides if the form is closed: that needs the stored row. */
@@ -170,6 +184,7 @@ async function applyUpdate(
   if (!current) throw formNotFound();
   requirePlanFor(owner, input);
   const settings = { ...DEFAULT_SETTINGS, ...current.settings, ...settingsOf(input) };
+  if (input.isClosed === false) requireBelowLimit(settings, current.submissions);
   const touchesDeadline = AUTO_CLOSE_MEMBERS.some((member) => member in input);
   const deadline = autoCloseInstant(settings);
   const previous = autoCloseInstant({ ...DEFAULT_SETTINGS, ...current.settings });

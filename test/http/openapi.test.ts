@@ -26,6 +26,12 @@ const EXPECTED: Record<string, { statuses: string[]; keyed: boolean }> = {
   },
   "DELETE /api/v1/forms/{formId}": { statuses: ["204", "404", "422", ...KEYED], keyed: true },
   "GET /healthz": { statuses: ["200"], keyed: false },
+  "POST /f/{formId}": {
+    statuses: ["201", "303", "403", "404", "413", "415", "422", "429", "500", "503"],
+    keyed: false,
+  },
+  "OPTIONS /f/{formId}": { statuses: ["204", "500", "503"], keyed: false },
+  "GET /f/{formId}/thanks": { statuses: ["200", "404", "500", "503"], keyed: false },
   "GET /readyz": { statuses: ["200", "500", "503"], keyed: false },
 };
 

@@ -22,6 +22,10 @@ test("defaults: embedded store under ./data, port 3000, 600 requests a minute", 
     autoCloseSweepSeconds: 60,
     logLevel: "info",
     trustProxy: false,
+    submissionBodyLimitBytes: 1_048_576,
+    intakeRateLimitMax: 30,
+    intakeRateLimitWindowSeconds: 60,
+    submissionCountFoldSeconds: 5,
   });
 });
 
@@ -40,6 +44,10 @@ test("every variable is read", () => {
     AUTO_CLOSE_SWEEP_SECONDS: "5",
     LOG_LEVEL: "warn",
     TRUST_PROXY: "true",
+    SUBMISSION_BODY_LIMIT_BYTES: "4096",
+    INTAKE_RATE_LIMIT_MAX: "7",
+    INTAKE_RATE_LIMIT_WINDOW_SECONDS: "90",
+    SUBMISSION_COUNT_FOLD_SECONDS: "2",
   });
   assert.deepEqual(config, {
     port: 8080,
@@ -55,6 +63,10 @@ test("every variable is read", () => {
     autoCloseSweepSeconds: 5,
     logLevel: "warn",
     trustProxy: true,
+    submissionBodyLimitBytes: 4096,
+    intakeRateLimitMax: 7,
+    intakeRateLimitWindowSeconds: 90,
+    submissionCountFoldSeconds: 2,
   });
   assert.ok(Object.isFrozen(config));
 });

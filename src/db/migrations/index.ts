@@ -1,7 +1,8 @@
 import { migration as m001 } from "./001_organizations_keys_forms.ts";
 import { migration as m002 } from "./002_form_counts_and_name_search.ts";
 import { migration as m003 } from "./003_idempotency_keys.ts";
+import { migration as m005 } from "./005_submissions.ts";
 import type { Migration } from "./migration.ts";
 
 /** Applied in this order; each name is recorded once applied. New migrations go at the end. */
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003];
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m005];
