@@ -66,6 +66,12 @@ function sourceUrl(headers: IncomingHttpHeaders): URL | null {
   return null;
 }
 
+/** Whether `url` is on the host the request was sent to, default ports read as such. */
+function isOwnOrigin(url: URL, ownHost: string): boolean {
+  const own = `${url.protocol}//${ownHost}`;
+  return URL.canParse(own) && new URL(own).host === url.host;
+}
+
 function hostAllowed(hostname: string, rules: DomainRule[]): boolean {
   const host = hostname.toLowerCase();
   return rules.some((rule) =>
@@ -86,7 +92,7 @@ export function isSourceAllowed(
   if (rules.length === 0) return true;
   const source = sourceUrl(headers);
   if (!source) return false;
-  return source.host === ownHost || hostAllowed(source.hostname, rules);
+  return isOwnOrigin(source, ownHost) || hostAllowed(source.hostname, rules);
 }
 
 /**
@@ -104,5 +110,5 @@ export function corsOrigin(
   const rules = domainRules(allowedDomains);
   if (rules.length === 0) return origin;
   const url = new URL(origin);
-  return url.host === ownHost || hostAllowed(url.hostname, rules) ? origin : null;
+  return isOwnOrigin(url, ownHost) || hostAllowed(url.hostname, rules) ? origin : null;
 }
