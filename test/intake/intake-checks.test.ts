@@ -170,7 +170,7 @@ test("check 4: X-Forwarded-For is ignored without TRUST_PROXY", async () => {
 test("check 5: allowedCountries, case-insensitive; an unknown country is refused", async () => {
   const { id, api } = await newForm(built.app);
   await api.updateOk(id, { allowedCountries: "DE,fr" });
-  for (const headers of [{ "x-test-country": "US" }, {}]) {
+  for (const headers of [{ "x-test-country": "US" }, {}] as Record<string, string>[]) {
     await assertRefused(
       built.db,
       id,
