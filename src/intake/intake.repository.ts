@@ -23,20 +23,32 @@ const INTAKE_COLUMNS = `forms.id, forms.organization_id AS "organizationId", o.p
   ${READS_CLOSED} AS "isClosed", ${SUBMISSIONS_SQL} AS submissions, forms.settings,
   forms.captcha_secret AS "captchaSecret"`;
 
-/** The form as of `now`; with `lock`, its row is held until the transaction ends. */
+/** The form as of `now`. */
 export async function findIntakeForm(
   db: Queryable,
   formId: string,
   now: Date,
-  lock = false,
 ): Promise<IntakeForm | null> {
   const rows = await db.query<IntakeForm>(
     `SELECT ${INTAKE_COLUMNS}
        FROM forms JOIN organizations o ON o.id = forms.organization_id
-      WHERE forms.id = $2 ${lock ? "FOR NO KEY UPDATE OF forms" : ""}`,
+      WHERE forms.id = $2`,
     [now, formId],
   );
   return rows[0] ?? null;
+}
+
+/**
+ * Holds the form's row until the transaction ends; false when it no longer exists. Its count is
+ * read by a later statement: one that waited for the lock would still see the slots as they were
+ * when it started.
+ */
+export async function lockForm(db: Queryable, formId: string): Promise<boolean> {
+  const rows = await db.query<{ id: string }>(
+    "SELECT id FROM forms WHERE id = $1 FOR NO KEY UPDATE",
+    [formId],
+  );
+  return rows.length > 0;
 }
 
 export interface NewSubmission {

@@ -15,6 +15,7 @@ import {
   findIntakeForm,
   type IntakeForm,
   insertSubmission,
+  lockForm,
   type NewSubmission,
 } from "./intake.repository.ts";
 import type { SubmittedFields } from "./intake-body.ts";
@@ -176,8 +177,9 @@ export function buildSubmission(
 export async function storeSubmission(tx: Queryable, submission: NewSubmission, form: IntakeForm) {
   const { limitResponses, maxResponses } = { ...DEFAULT_SETTINGS, ...form.settings };
   if (!submission.isSpam && limitResponses && maxResponses !== null) {
+    if (!(await lockForm(tx, form.id))) throw formNotFound();
     const now = new Date();
-    const locked = await findIntakeForm(tx, form.id, now, true);
+    const locked = await findIntakeForm(tx, form.id, now);
     if (!locked) throw formNotFound();
     if (locked.isClosed) throw formClosed(locked, now);
   }
