@@ -179,7 +179,7 @@ describe("section 1 settings", () => {
       ["DEU", 'allowedCountries: "DEU" is not an ISO 3166-1 alpha-2 country code'],
       ["UK", 'allowedCountries: "UK" is not an ISO 3166-1 alpha-2 country code'],
       ["DE,", "allowedCountries: must be country codes separated by commas, with no empty entry"],
-    ]) {
+    ] as const) {
       await assertUpdateRefused(api, form.id, { allowedCountries: value }, unprocessable(message));
     }
     await assertCreateRefused(
