@@ -170,9 +170,11 @@ export interface FormPage {
   rows: FormListRow[];
 }
 
+// `forms.submissions`: the folded column, which the index holds (a bare `submissions` would name
+// the exact count in the select list).
 const ORDER_BY = {
   createdAt: "created_at DESC, id DESC",
-  submissions: "submissions DESC, id DESC",
+  submissions: "forms.submissions DESC, id DESC",
 } as const;
 
 const PAGE_ORDER = {
@@ -197,6 +199,22 @@ interface PageShape {
 }
 
 /**
+ * A page by count. The index orders forms by their folded count; counts not folded yet only ever
+ * add to it (decreases go to the column at once), so the forms of this page are among the first
+ * offset + limit by the folded count and those with counts still in slots: ordered again by their
+ * exact count, those give the page as if every count were folded.
+ */
+function bySubmissionsPage(where: string): string {
+  return `SELECT ${LIST_COLUMNS} FROM forms WHERE id IN (
+      (SELECT id FROM forms WHERE ${where}
+        ORDER BY ${ORDER_BY.submissions} LIMIT $5::int8 + $6::int8)
+      UNION
+      SELECT forms.id FROM submission_count_slots c JOIN forms ON forms.id = c.form_id
+       WHERE ${where})
+    ORDER BY ${SUBMISSIONS_SQL} DESC, id DESC LIMIT $5 OFFSET $6`;
+}
+
+/**
  * One statement answers a page: its total and its rows. Parameters: $1 now, $2 organization,
  * $3 type, $4 name pattern, $5 limit, $6 offset. Each shape has its own fixed statement, so
  * that a prepared plan never has to serve a shape it was not made for.
@@ -214,11 +232,13 @@ function pageStatement({ byType, bySearch, deep, sort }: PageShape): string {
         WHERE organization_id = $2 AND ${ofType}`;
   // A deep page walks its offset in the index alone and reads only its own rows from the table.
   const page =
-    deep && !bySearch
-      ? `SELECT ${LIST_COLUMNS} FROM forms WHERE id IN (
-           SELECT id FROM forms WHERE ${where} ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6)`
-      : `SELECT ${LIST_COLUMNS} FROM forms WHERE ${where}
-          ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6`;
+    sort === "submissions"
+      ? bySubmissionsPage(where)
+      : deep && !bySearch
+        ? `SELECT ${LIST_COLUMNS} FROM forms WHERE id IN (
+             SELECT id FROM forms WHERE ${where} ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6)`
+        : `SELECT ${LIST_COLUMNS} FROM forms WHERE ${where}
+            ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6`;
   return `SELECT t.total::int8 AS total, p.* FROM (${total}) t
     LEFT JOIN LATERAL (${page}) p ON $6::int8 < t.total
     ORDER BY ${PAGE_ORDER[sort]}`;

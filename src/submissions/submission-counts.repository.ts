@@ -17,14 +17,23 @@ export const SUBMISSIONS_SQL = `(forms.submissions + COALESCE((SELECT sum(c.coun
 
 /**
  * Adds `delta` (+1 for an accepted submission or one moved out of spam, -1 for one moved into
- * spam) in the caller's transaction. It writes the slot of the caller's connection, never the
- * form's row, so intakes into one form do not queue behind each other.
+ * spam) in the caller's transaction. An increase goes to the slot of the caller's connection,
+ * never the form's row, so intakes into one form do not queue behind each other. A decrease (a
+ * person marking spam) goes to the form's row: slots only ever hold increases, which the list by
+ * count relies on.
  */
 export async function changeSubmissionCount(
   db: Queryable,
   formId: string,
   delta: number,
 ): Promise<void> {
+  if (delta < 0) {
+    await db.query("UPDATE forms SET submissions = submissions + $2 WHERE id = $1", [
+      formId,
+      delta,
+    ]);
+    return;
+  }
   await db.query(
     `INSERT INTO submission_count_slots AS s (form_id, slot, count)
      VALUES ($1, pg_backend_pid() % ${SLOTS}, $2)

@@ -131,6 +131,35 @@ test("folding moves the slots into forms.submissions without changing any count"
   );
 });
 
+test("sort=submissions orders by the exact count, folded or not, on every page", async () => {
+  const { id: a, api } = await newForm(built.app);
+  const b = (await api.createOk({ name: "intake test b" })).id;
+  const c = (await api.createOk({ name: "intake test c" })).id;
+  await post(built.app, b, { body: "x=1" });
+  await post(built.app, b, { body: "x=2" });
+  await post(built.app, a, { body: "x=1" });
+  const ids = async (query: string) =>
+    (await api.list(query)).body.data.map((f: { id: string }) => f.id);
+  assert.deepEqual(await ids("?sort=submissions"), [b, a, c]);
+  assert.deepEqual(
+    [
+      ...(await ids("?sort=submissions&pageSize=1&page=1")),
+      ...(await ids("?sort=submissions&pageSize=1&page=2")),
+      ...(await ids("?sort=submissions&pageSize=1&page=3")),
+    ],
+    [b, a, c],
+  );
+  // Folded, then one more for a: a ties b, and the higher id comes first.
+  while ((await foldSubmissionCounts(built.db, 500)) > 0) {}
+  await post(built.app, a, { body: "x=2" });
+  const tie = [a, b].sort().reverse();
+  assert.deepEqual(await ids("?sort=submissions"), [...tie, c]);
+  // A move into spam lowers the count at once.
+  await changeSubmissionCount(built.db, b, -1);
+  assert.deepEqual(await ids("?sort=submissions"), [a, b, c]);
+  assert.deepEqual(await ids("?sort=submissions&search=test%20b"), [b]);
+});
+
 test("deleting a form deletes its submissions and its count slots", async () => {
   const { id, key } = await newForm(built.app);
   await post(built.app, id, { body: "a=1" });
