@@ -19,6 +19,7 @@ import { registerJsonBodyParser } from "./http/json-body.ts";
 import { registerOpenApi } from "./http/openapi.ts";
 import { registerSecurityHeaders } from "./http/security-headers.ts";
 import { hasDecodableQuery, validatorCompiler } from "./http/validation.ts";
+import { type IntakeDependencies, intakeRoutes } from "./intake/intake.routes.ts";
 import type { RateLimiter } from "./rate-limit/rate-limiter.ts";
 import { submissionsRoutes } from "./submissions/submissions.routes.ts";
 
@@ -26,6 +27,11 @@ export interface AppDependencies {
   config: Config;
   db: Database;
   limiter: RateLimiter;
+  /**
+   * The intake's limiter, captcha verifier and country resolver. Without them the app serves no
+   * intake (`POST /f/{formId}` and its pages), as in tests of the API alone.
+   */
+  intake?: IntakeDependencies;
   /** Silent when absent, as in tests. */
   logger?: FastifyBaseLogger;
   /**
@@ -37,7 +43,7 @@ export interface AppDependencies {
 
 /** Builds the HTTP application; the caller owns the database and the limiter and closes them. */
 export async function buildApp(dependencies: AppDependencies) {
-  const { config, db, limiter, logger, withoutAuthenticationAs } = dependencies;
+  const { config, db, limiter, logger, withoutAuthenticationAs, intake } = dependencies;
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: config.bodyLimitBytes,
@@ -97,5 +103,6 @@ export async function buildApp(dependencies: AppDependencies) {
   await app.register(healthRoutes, { db });
   await app.register(formsRoutes, { prefix: API_PREFIX, db });
   await app.register(submissionsRoutes, { prefix: API_PREFIX, db });
+  if (intake) await app.register(intakeRoutes, { db, config, intake });
   return app;
 }

@@ -25,6 +25,13 @@ export interface Config {
   readonly countryHeader: string | null;
   readonly captchaVerifyUrls: Readonly<Record<CaptchaProvider, string>>;
   readonly captchaMinScore: number;
+  /** Largest submission body without files. */
+  readonly submissionBodyLimitBytes: number;
+  /** Submissions per client address and form per intake window. */
+  readonly intakeRateLimitMax: number;
+  readonly intakeRateLimitWindowSeconds: number;
+  /** How often counts kept in slots are folded into forms.submissions. */
+  readonly submissionCountFoldSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -121,5 +128,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       recaptcha: httpUrl(env, "RECAPTCHA_VERIFY_URL", DEFAULT_VERIFY_URLS.recaptcha),
     }),
     captchaMinScore: fraction(env, "CAPTCHA_MIN_SCORE", 0.5),
+    submissionBodyLimitBytes: integer(
+      env,
+      "SUBMISSION_BODY_LIMIT_BYTES",
+      1_048_576,
+      1024,
+      104_857_600,
+    ),
+    intakeRateLimitMax: integer(env, "INTAKE_RATE_LIMIT_MAX", 30, 1, 1_000_000_000),
+    intakeRateLimitWindowSeconds: integer(env, "INTAKE_RATE_LIMIT_WINDOW_SECONDS", 60, 1, 86_400),
+    submissionCountFoldSeconds: integer(env, "SUBMISSION_COUNT_FOLD_SECONDS", 5, 1, 86_400),
   });
 }

@@ -6,9 +6,12 @@ import { ConfigError, loadConfig } from "./config.ts";
 import { type Database, openDatabase } from "./db/database.ts";
 import { migrate } from "./db/migrations.ts";
 import { startAutoCloseSweep } from "./forms/auto-close-sweep.ts";
+import { createCaptchaVerifier, DEFAULT_CAPTCHA_TIMEOUT_MS } from "./intake/captcha-verifier.ts";
+import { createCountryResolver } from "./intake/country-resolver.ts";
 import { createLogger } from "./logger.ts";
 import { createRateLimiter } from "./rate-limit/create-rate-limiter.ts";
 import { startRetentionSweep } from "./submissions/retention-sweep.ts";
+import { startSubmissionCountFold } from "./submissions/submission-count-fold.ts";
 
 let config: ReturnType<typeof loadConfig>;
 try {
@@ -70,9 +73,25 @@ async function start() {
     windowSeconds: config.rateLimitWindowSeconds,
     log: logger,
   });
-  const app = await buildApp({ config, db, limiter, logger });
+  // Its own limiter: the intake's window is not the API's.
+  const intakeLimiter = createRateLimiter({
+    redisUrl: config.redisUrl,
+    windowSeconds: config.intakeRateLimitWindowSeconds,
+    log: logger,
+  });
+  const intake = {
+    limiter: intakeLimiter,
+    captcha: createCaptchaVerifier({
+      verifyUrls: config.captchaVerifyUrls,
+      minScore: config.captchaMinScore,
+      timeoutMs: DEFAULT_CAPTCHA_TIMEOUT_MS,
+    }),
+    countries: createCountryResolver(config.countryHeader),
+  };
+  const app = await buildApp({ config, db, limiter, logger, intake });
   const sweep = startAutoCloseSweep(db, config.autoCloseSweepSeconds * 1000, logger);
   const retention = startRetentionSweep(db, config.retentionSweepSeconds * 1000, logger);
+  const fold = startSubmissionCountFold(db, config.submissionCountFoldSeconds * 1000, logger);
   await app.listen({ port: config.port, host: config.host });
 
   let stopping = false;
@@ -91,8 +110,10 @@ async function start() {
     clearInterval(reapIdle);
     await sweep.stop();
     await retention.stop();
+    await fold.stop();
     await adminSocket?.close();
     await limiter.close();
+    await intakeLimiter.close();
     await db.close();
     logger.info("stopped");
     process.exit(0);

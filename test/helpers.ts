@@ -5,6 +5,7 @@ import { type Config, loadConfig } from "../src/config.ts";
 import { type Database, openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrations.ts";
 import { createRateLimiter } from "../src/rate-limit/create-rate-limiter.ts";
+import { headerCountries, TokenCaptcha } from "./intake/test-implementations.ts";
 
 /** The store under test: PostgreSQL when DATABASE_URL is set, else an in-memory PGlite. */
 let shared: Promise<Database> | null = null;
@@ -25,8 +26,11 @@ export async function closeTestDatabase() {
 
 const silentLog = { warn() {}, info() {} };
 
-/** An app on the shared store, with its own limiter (Redis when REDIS_URL is set). */
-export async function buildTestApp(overrides: Partial<Config> = {}) {
+/**
+ * An app on the shared store, with its own limiters (Redis when REDIS_URL is set), serving the
+ * intake with the test's captcha verifier and country resolver (a header names the country).
+ */
+export async function buildTestApp(overrides: Partial<Config> = {}, captcha = new TokenCaptcha()) {
   const config = { ...loadConfig({}), ...overrides };
   const db = await testDatabase();
   const limiter = createRateLimiter({
@@ -34,13 +38,25 @@ export async function buildTestApp(overrides: Partial<Config> = {}) {
     windowSeconds: config.rateLimitWindowSeconds,
     log: silentLog,
   });
-  const app = await buildApp({ config, db, limiter });
+  const intakeLimiter = createRateLimiter({
+    redisUrl: process.env.REDIS_URL ?? null,
+    windowSeconds: config.intakeRateLimitWindowSeconds,
+    log: silentLog,
+  });
+  const app = await buildApp({
+    config,
+    db,
+    limiter,
+    intake: { limiter: intakeLimiter, captcha, countries: headerCountries },
+  });
   return {
     app,
     db,
+    captcha,
     async close() {
       await app.close();
       await limiter.close();
+      await intakeLimiter.close();
     },
   };
 }

@@ -27,13 +27,13 @@ export interface AuthOptions {
   addressQuota: number;
 }
 
-function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision) {
+export function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision) {
   reply.header("X-RateLimit-Limit", String(decision.limit));
   reply.header("X-RateLimit-Remaining", String(decision.remaining));
   reply.header("X-RateLimit-Reset", String(decision.resetAt));
 }
 
-function tooManyRequests(reply: FastifyReply, decision: RateLimitDecision): AppError {
+export function tooManyRequests(reply: FastifyReply, decision: RateLimitDecision): AppError {
   setRateLimitHeaders(reply, decision);
   reply.header("Retry-After", String(decision.retryAfter));
   return new AppError(

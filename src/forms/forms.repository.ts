@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/database.ts";
+import { SUBMISSIONS_SQL } from "../submissions/submission-counts.repository.ts";
 import type { FormSettings } from "./form-defaults.ts";
 
 export interface FormRow {
@@ -23,11 +24,14 @@ export type FormListRow = Pick<
 > & { imageCompressionType: string[] | null };
 
 const FORM_COLUMNS = `id, organization_id AS "organizationId", name, type,
-  is_closed AS "storedIsClosed", auto_close_at AS "autoCloseAt", submissions, settings,
+  is_closed AS "storedIsClosed", auto_close_at AS "autoCloseAt", ${SUBMISSIONS_SQL} AS submissions, settings,
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
-// $1 is always the instant the request is answered at: a deadline at or before it has closed the form.
-const READS_CLOSED = `(is_closed OR COALESCE(auto_close_at <= $1, false))`;
+// $1 is always the instant the request is answered at: a deadline at or before it has closed the
+// form. So has a limit of responses that the count has reached (submissions.md section 3).
+export const READS_CLOSED = `(is_closed OR COALESCE(auto_close_at <= $1, false)
+  OR COALESCE((settings ->> 'limitResponses')::boolean
+    AND ${SUBMISSIONS_SQL} >= (settings ->> 'maxResponses')::int, false))`;
 
 export async function insertForm(
   db: Queryable,
@@ -166,9 +170,11 @@ export interface FormPage {
   rows: FormListRow[];
 }
 
+// `forms.submissions`: the folded column, which the index holds (a bare `submissions` would name
+// the exact count in the select list).
 const ORDER_BY = {
   createdAt: "created_at DESC, id DESC",
-  submissions: "submissions DESC, id DESC",
+  submissions: "forms.submissions DESC, id DESC",
 } as const;
 
 const PAGE_ORDER = {
@@ -178,7 +184,8 @@ const PAGE_ORDER = {
 
 const LIST_COLUMNS = `id, name, type, created_at AS "createdAt", updated_at AS "updatedAt",
   settings -> 'imageCompressionType' AS "imageCompressionType",
-  ${READS_CLOSED} AS "isClosed", submissions, organization_id AS "organizationId"`;
+  ${READS_CLOSED} AS "isClosed", ${SUBMISSIONS_SQL} AS submissions,
+  organization_id AS "organizationId"`;
 
 /** Past this many rows, walking the offset in the index alone beats reading rows as it goes. */
 const DEEP_OFFSET = 200n;
@@ -189,6 +196,22 @@ interface PageShape {
   /** An offset of DEEP_OFFSET or more. */
   deep: boolean;
   sort: ListSort;
+}
+
+/**
+ * A page by count. The index orders forms by their folded count; counts not folded yet only ever
+ * add to it (decreases go to the column at once), so the forms of this page are among the first
+ * offset + limit by the folded count and those with counts still in slots: ordered again by their
+ * exact count, those give the page as if every count were folded.
+ */
+function bySubmissionsPage(where: string): string {
+  return `SELECT ${LIST_COLUMNS} FROM forms WHERE id IN (
+      (SELECT id FROM forms WHERE ${where}
+        ORDER BY ${ORDER_BY.submissions} LIMIT $5::int8 + $6::int8)
+      UNION
+      SELECT forms.id FROM submission_count_slots c JOIN forms ON forms.id = c.form_id
+       WHERE ${where})
+    ORDER BY ${SUBMISSIONS_SQL} DESC, id DESC LIMIT $5 OFFSET $6`;
 }
 
 /**
@@ -210,11 +233,13 @@ function pageStatement({ byType, bySearch, deep, sort }: PageShape): string {
         WHERE organization_id = $2 AND ${ofType}`;
   // A deep page walks its offset in the index alone and reads only its own rows from the table.
   const page =
-    deep && !bySearch
-      ? `SELECT ${LIST_COLUMNS} FROM forms WHERE id IN (
-           SELECT id FROM forms WHERE ${where} ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6)`
-      : `SELECT ${LIST_COLUMNS} FROM forms WHERE ${where}
-          ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6`;
+    sort === "submissions"
+      ? bySubmissionsPage(where)
+      : deep && !bySearch
+        ? `SELECT ${LIST_COLUMNS} FROM forms WHERE id IN (
+             SELECT id FROM forms WHERE ${where} ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6)`
+        : `SELECT ${LIST_COLUMNS} FROM forms WHERE ${where}
+            ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6`;
   return `SELECT t.total::int8 AS total, p.* FROM (${total}) t
     LEFT JOIN LATERAL (${page}) p ON $6::int8 < t.total
     ORDER BY ${PAGE_ORDER[sort]}`;

@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from "typebox";
+import { FormField, MAX_FIELDS } from "./form-field.schema.ts";
 
 /** A string limited to `values`, typed as their union. */
 const OneOf = <const T extends readonly string[]>(values: T, description?: string) =>
@@ -15,6 +16,7 @@ export const FORM_TYPES = ["endpoint", "hosted"] as const;
 export const STORAGE_DURATIONS = ["30", "60", "90", "365", "forever", "never"] as const;
 const BORDER_STYLES = ["full", "flat", "rounded"] as const;
 const IMAGE_TYPES = ["webp", "jpeg", "png"] as const;
+const PAGE_MODES = ["compact", "full"] as const;
 
 export const MAX_NAME_LENGTH = 200;
 export const MAX_EMAILS = 50;
@@ -70,11 +72,43 @@ const writable = {
     description: "Secret of the bot-check provider; stored, never returned",
   }),
   saveAnswers: Type.Boolean(),
-  allowedDomains: Text(5_000, "Domains allowed to submit"),
+  allowedDomains: Format(
+    "domain-list",
+    "Host names allowed to submit, separated by commas (at most 100; *.example.com for its subdomains), or empty",
+    30_000,
+  ),
   seoTitle: Text(200, "Title for link previews"),
   seoDescription: Text(1_000, "Description for link previews"),
   seoImage: Format("https-url", "Absolute https image URL, or empty"),
-  allowedCountries: Text(5_000, "Countries allowed to submit"),
+  allowedCountries: Format(
+    "country-list",
+    "ISO 3166-1 alpha-2 codes allowed to submit, separated by commas (DE,fr), or empty",
+    5_000,
+  ),
+  fields: Type.Array(FormField, { maxItems: MAX_FIELDS, description: "Fields of a hosted form" }),
+  submitButtonText: Text(200, "Submit button text"),
+  pageMode: OneOf(PAGE_MODES, "Hosted page layout"),
+  headerTitle: Text(500, "Hosted page title"),
+  headerDescription: Text(5_000, "Hosted page description"),
+  headerImage: Format("https-url", "Absolute https image URL, or empty"),
+  logo: Format("https-url", "Absolute https image URL, or empty"),
+  accentColor: Format("color", "#rgb or #rrggbb", 7),
+  backgroundColor: Format("color", "#rgb or #rrggbb", 7),
+  textColor: Format("color", "#rgb or #rrggbb", 7),
+  buttonBackgroundColor: Format("color", "#rgb or #rrggbb", 7),
+  buttonTextColor: Format("color", "#rgb or #rrggbb", 7),
+  buttonBorderStyle: OneOf(BORDER_STYLES),
+  inputBorderStyle: OneOf(BORDER_STYLES),
+  showCustomClosedMessage: Type.Boolean(),
+  closeMessageTitle: Text(500, "Title shown while the form is closed"),
+  closeMessageDescription: Text(5_000, "Text shown while the form is closed"),
+  ipBlacklist: Format(
+    "ip-list",
+    "IPv4 or IPv6 addresses or CIDR ranges refused, separated by commas (at most 1,000), or empty",
+    60_000,
+  ),
+  imageCompressionType: Type.Array(OneOf(IMAGE_TYPES), { maxItems: 3, uniqueItems: true }),
+  disableEmailDataCensoring: Type.Boolean(),
 };
 
 type Writable = typeof writable;
@@ -118,6 +152,26 @@ const SHARED_WRITABLE = [
   "providerCaptchaEnabled",
   "providerCaptchaSecretKey",
   "allowedDomains",
+  "fields",
+  "submitButtonText",
+  "pageMode",
+  "headerTitle",
+  "headerDescription",
+  "headerImage",
+  "logo",
+  "accentColor",
+  "backgroundColor",
+  "textColor",
+  "buttonBackgroundColor",
+  "buttonTextColor",
+  "buttonBorderStyle",
+  "inputBorderStyle",
+  "showCustomClosedMessage",
+  "closeMessageTitle",
+  "closeMessageDescription",
+  "ipBlacklist",
+  "imageCompressionType",
+  "disableEmailDataCensoring",
 ] as const;
 
 export const CreateFormBody = Type.Object(
@@ -151,38 +205,6 @@ export type UpdateFormInput = Static<typeof UpdateFormBody>;
 
 const Timestamp = Type.String({ format: "date-time", description: "ISO 8601, UTC, milliseconds" });
 const ImageCompressionType = Type.Array(OneOf(IMAGE_TYPES));
-
-const FieldOption = Type.Object({ id: Type.String(), value: Type.String() });
-const LogicCondition = Type.Object({
-  id: Type.String(),
-  sourceFieldId: Type.String(),
-  operator: Type.String(),
-  value: Type.String(),
-});
-const LogicRule = Type.Object({
-  id: Type.String(),
-  action: Type.String(),
-  when: Type.Object({ combinator: Type.String(), conditions: Type.Array(LogicCondition) }),
-  targetFieldId: Type.String(),
-  targetFieldIds: Type.Array(Type.String()),
-  targetPageId: Type.String(),
-});
-const FormField = Type.Object({
-  id: Type.String(),
-  label: Type.String(),
-  type: Type.String(),
-  subtype: Type.String(),
-  required: Type.Boolean(),
-  showDescription: Type.Boolean(),
-  description: Type.String(),
-  ratingCount: Type.Number(),
-  scaleMin: Type.Number(),
-  scaleMax: Type.Number(),
-  minLabel: Type.String(),
-  maxLabel: Type.String(),
-  options: Type.Array(FieldOption),
-  logic: Type.Object({ rules: Type.Array(LogicRule) }),
-});
 
 export const FormListItem = Type.Object({
   id: Type.String(),
@@ -244,7 +266,7 @@ export const Form = Type.Object({
   seoImage: Type.String(),
   inputBorderStyle: OneOf(BORDER_STYLES),
   logo: Type.String(),
-  pageMode: OneOf(["compact", "full"] as const),
+  pageMode: OneOf(PAGE_MODES),
   saveAnswers: Type.Boolean(),
   textColor: Type.String(),
   useCustomThankYouPage: Type.Boolean(),

@@ -1,6 +1,6 @@
 import type { KeyOwner } from "../auth/api-keys.repository.ts";
 import type { Database, Queryable } from "../db/database.ts";
-import { formNotFound } from "../http/errors.ts";
+import { formNotFound, invalid } from "../http/errors.ts";
 import { newId } from "../ids.ts";
 import { autoCloseInstant } from "./auto-close.ts";
 import { nextClosingState } from "./closing.ts";
@@ -16,9 +16,23 @@ import type {
 import { PAID_FEATURES, PAID_MEMBERS, requirePlanFor } from "./plans.ts";
 
 // Ids are ours: anything else cannot name a form, and never reaches the database.
-const FORM_ID = /^form_[A-Za-z0-9_-]{22}$/;
+export const FORM_ID = /^form_[A-Za-z0-9_-]{22}$/;
 
 const AUTO_CLOSE_MEMBERS = ["autoCloseEnabled", ...PAID_FEATURES.autoCloseEnabled];
+
+/**
+ * Reopening a form whose limit of responses still holds would not open it: refused, unless the
+ * same update raises the limit or turns it off (`settings` are the ones after the update).
+ */
+function requireBelowLimit(settings: FormSettings, submissions: number) {
+  const { limitResponses, maxResponses } = settings;
+  if (limitResponses && maxResponses !== null && submissions >= maxResponses) {
+    throw invalid(
+      "isClosed",
+      `the form has reached its limit of ${maxResponses} responses; raise maxResponses or turn limitResponses off to reopen it`,
+    );
+  }
+}
 
 /** Whether the update changes what decides if the form is closed: that needs the stored row. */
 const touchesClosing = (input: UpdateFormInput) =>
@@ -149,6 +163,7 @@ async function applyUpdate(
   const stored = { ...DEFAULT_SETTINGS, ...current.settings };
   requirePlanFor(owner, input, stored);
   const settings = { ...stored, ...settingsOf(input) };
+  if (input.isClosed === false) requireBelowLimit(settings, current.submissions);
   const touchesDeadline = AUTO_CLOSE_MEMBERS.some((member) => member in input);
   const deadline = autoCloseInstant(settings);
   const previous = autoCloseInstant(stored);

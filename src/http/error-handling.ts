@@ -40,29 +40,30 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
 }
 
 /**
- * Three tiers, as in unkey: our own errors are rendered as they are; Fastify's errors that a
- * client caused are mapped to ours; anything else is logged and answered with a generic 500.
+ * Three tiers, as in unkey: our own errors as they are; Fastify's errors that a client caused
+ * mapped to ours; anything else logged and answered as a generic 500 (or a 503 when the database
+ * could not be reached, with the `Retry-After` set on `reply`).
  */
+export function toAppError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const known = error instanceof AppError ? error : fromFramework(error, request);
+  if (known) return known;
+  if (isStoreUnreachable(error)) {
+    // Nothing the client did: the same request may succeed once the database is back.
+    request.log.warn({ err: error }, "request failed: the database is not reachable");
+    reply.header("Retry-After", "1");
+    return new AppError("service_unavailable", "store: is not reachable");
+  }
+  request.log.error({ err: error }, "request failed");
+  return new AppError(
+    "internal_server_error",
+    "internal error: the request could not be completed",
+  );
+}
+
 export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const known = error instanceof AppError ? error : fromFramework(error, request);
-    if (known) {
-      return reply.code(known.statusCode).send(errorBody(known.code, known.message));
-    }
-    if (isStoreUnreachable(error)) {
-      // Nothing the client did: the same request may succeed once the database is back.
-      request.log.warn({ err: error }, "request failed: the database is not reachable");
-      return reply
-        .code(503)
-        .header("Retry-After", "1")
-        .send(errorBody("service_unavailable", "store: is not reachable"));
-    }
-    request.log.error({ err: error }, "request failed");
-    return reply
-      .code(500)
-      .send(
-        errorBody("internal_server_error", "internal error: the request could not be completed"),
-      );
+    const known = toAppError(error, request, reply);
+    return reply.code(known.statusCode).send(errorBody(known.code, known.message));
   });
 
   const noSuchRoute = (request: FastifyRequest, reply: FastifyReply) => {

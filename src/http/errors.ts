@@ -5,6 +5,8 @@ export const codeToStatus = {
   bad_request: 400,
   unauthorized: 401,
   forbidden: 403,
+  form_closed: 403,
+  captcha_failed: 403,
   not_found: 404,
   request_timeout: 408,
   payload_too_large: 413,

@@ -44,7 +44,7 @@ export function registerJsonBodyParser(app: FastifyInstance) {
   // validator cannot tell: Fastify hands it `null` for an absent body, as for a JSON `null`.
   app.addHook("preValidation", async (request) => {
     if (request.body === undefined && request.routeOptions.schema?.body) {
-      throw invalid("body", "is required");
+      throw invalid("body", "is empty");
     }
   });
   // JSON is the only body formdeck reads: anything else is a 415.

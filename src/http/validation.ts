@@ -11,9 +11,23 @@ import {
   isTimeZone,
   parseInstant,
 } from "./formats.ts";
+import { type ListParse, parseCountryList, parseDomainList, parseIpList } from "./list-formats.ts";
 
-/** Why each format refuses a value, in the words of a `<member>: <reason>` message. */
-const FORMATS: Record<string, { test: (value: string) => boolean; reason: string }> = {
+interface StringFormat {
+  test: (value: string) => boolean;
+  /** Why a value is refused, in the words of a `<member>: <reason>` message. */
+  reason: string | ((value: string) => string);
+}
+
+const listFormat = (parse: (value: string) => ListParse<unknown>): StringFormat => ({
+  test: (value) => "entries" in parse(value),
+  reason: (value) => {
+    const parsed = parse(value);
+    return "reason" in parsed ? parsed.reason : "is not valid";
+  },
+});
+
+const FORMATS: Record<string, StringFormat> = {
   email: { test: isEmail, reason: "must be an email address" },
   "single-line": {
     test: isSingleLine,
@@ -35,10 +49,20 @@ const FORMATS: Record<string, { test: (value: string) => boolean; reason: string
     test: (v) => parseInstant(v) !== null,
     reason: "must be an ISO 8601 instant with a time zone, such as 2026-11-22T04:51:21Z",
   },
+  "domain-list": listFormat(parseDomainList),
+  "ip-list": listFormat(parseIpList),
+  "country-list": listFormat(parseCountryList),
 };
 
 // Strict types: no coercion, no defaults, nothing removed. What the client sent is what is checked.
-const ajv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, strict: false });
+// `verbose`: a format's reason may quote the entry of a list that it refuses.
+const ajv = new Ajv({
+  allErrors: false,
+  coerceTypes: false,
+  useDefaults: false,
+  strict: false,
+  verbose: true,
+});
 for (const [name, format] of Object.entries(FORMATS)) ajv.addFormat(name, format.test);
 
 const TYPE_NAMES: Record<string, string> = {
@@ -85,8 +109,10 @@ function describe(error: ErrorObject, unknownReason: (member: string) => string)
     }
     case "enum":
       return invalid(member, `must be one of ${(p.allowedValues as unknown[]).join(", ")}`);
-    case "format":
-      return invalid(member, FORMATS[String(p.format)]?.reason ?? `must be a ${p.format}`);
+    case "format": {
+      const reason = FORMATS[String(p.format)]?.reason ?? `must be a ${p.format}`;
+      return invalid(member, typeof reason === "string" ? reason : reason(String(error.data)));
+    }
     case "minLength":
       return invalid(
         member,
@@ -100,6 +126,8 @@ function describe(error: ErrorObject, unknownReason: (member: string) => string)
       return invalid(member, `must be at most ${p.limit}`);
     case "maxItems":
       return invalid(member, `must have at most ${p.limit} items`);
+    case "uniqueItems":
+      return invalid(member, "must not repeat an item");
     case "pattern":
       // The schemas' only pattern is the name's `\S`.
       return invalid(member, "must not be blank");

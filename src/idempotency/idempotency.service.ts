@@ -24,6 +24,23 @@ export interface Outcome {
 }
 
 /**
+ * The response stored under the request's key, when it has one; a different body under the same
+ * key is a 422. For a request that must not repeat a step (a captcha token is good once) when its
+ * key was already answered; `respondOnce` still settles races between concurrent requests.
+ */
+export async function findStoredResponse(
+  db: Queryable,
+  request: KeyedRequest,
+): Promise<StoredResponse | null> {
+  const stored = await findKey(db, request.organizationId, request.key);
+  if (!stored?.response || stored.createdAt.getTime() < Date.now() - KEY_LIFETIME_MS) return null;
+  if (stored.requestHash !== request.requestHash) {
+    throw invalid(IDEMPOTENCY_HEADER, "was already used with a different request body");
+  }
+  return stored.response;
+}
+
+/**
  * Runs `work` at most once per organization and key. `work` runs in the transaction that claims
  * the key and stores its response: the effect and the stored response commit together, or
  * neither does (a request that fails stores nothing, and its key stays free for a retry).

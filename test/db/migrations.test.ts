@@ -19,7 +19,7 @@ test("migrations apply once and running them again changes nothing", async () =>
     assert.deepEqual(await migrate(db), ALL);
     assert.deepEqual(await migrate(db), []);
     const tables = await db.query<{ name: string }>(
-      "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+      "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename::text COLLATE \"C\"",
     );
     assert.deepEqual(
       tables.map((t) => t.name),
@@ -30,6 +30,7 @@ test("migrations apply once and running them again changes nothing", async () =>
         "idempotency_keys",
         "organizations",
         "schema_migrations",
+        "submission_count_slots",
         "submission_counts",
         "submissions",
       ],

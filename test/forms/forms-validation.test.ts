@@ -96,7 +96,7 @@ const REFUSED_MEMBERS: [Body, string][] = [
 /** [raw JSON text, expected message]: bodies that are not what a JSON object of members is. */
 const REFUSED_TEXTS: [string, string][] = [
   ['{"name": "x",', "body: is not valid JSON"],
-  ["", "body: is required"],
+  ["", "body: is empty"],
   ["null", "body: must be an object"],
   ["[]", "body: must be an object"],
   ["123", "body: must be an object"],

@@ -110,7 +110,7 @@ describe("errors answered through the application", () => {
     const empty = await send("POST", "", "application/json");
     assert.deepEqual(
       [empty.statusCode, empty.json()],
-      [422, errorBody("unprocessable_entity", "body: is required")],
+      [422, errorBody("unprocessable_entity", "body: is empty")],
     );
     for (const payload of ["[]", '"name"', "null", "42"]) {
       const res = await send("POST", payload, "application/json");

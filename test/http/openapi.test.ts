@@ -46,6 +46,12 @@ const EXPECTED: Record<string, { statuses: string[]; keyed: boolean }> = {
     keyed: true,
   },
   "GET /healthz": { statuses: ["200"], keyed: false },
+  "POST /f/{formId}": {
+    statuses: ["201", "303", "403", "404", "413", "415", "422", "429", "500", "503"],
+    keyed: false,
+  },
+  "OPTIONS /f/{formId}": { statuses: ["204", "500", "503"], keyed: false },
+  "GET /f/{formId}/thanks": { statuses: ["200", "404", "500", "503"], keyed: false },
   "GET /readyz": { statuses: ["200", "500", "503"], keyed: false },
 };
 

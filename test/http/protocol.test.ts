@@ -15,7 +15,7 @@ type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
 
 const FORMS = "/api/v1/forms";
 const expectationFailed = errorOf("expectation_failed", "Expect: only 100-continue is supported");
-const bodyRequired = errorOf("unprocessable_entity", "body: is required");
+const bodyRequired = errorOf("unprocessable_entity", "body: is empty");
 const encoded = errorOf(
   "unsupported_media_type",
   "Content-Encoding: is not supported; send the body uncompressed",

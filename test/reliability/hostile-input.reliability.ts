@@ -164,7 +164,7 @@ describe("hostile bodies, in-process", () => {
     ];
     for (const payload of payloads) await both(payload, NOT_JSON);
     // Zero bytes are no body at all, which create and update need.
-    await both("", unprocessable("body: is required"));
+    await both("", unprocessable("body: is empty"));
     figure(t, "hostile malformed JSON bodies (each as create and update)", payloads.length);
     figure(t, "hostile malformed JSON requests", requests - started);
     await assertHealthy();

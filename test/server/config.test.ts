@@ -30,6 +30,10 @@ test("defaults: embedded store under ./data, port 3000, 600 requests a minute", 
       recaptcha: "https://www.google.com/recaptcha/api/siteverify",
     },
     captchaMinScore: 0.5,
+    submissionBodyLimitBytes: 1_048_576,
+    intakeRateLimitMax: 30,
+    intakeRateLimitWindowSeconds: 60,
+    submissionCountFoldSeconds: 5,
   });
 });
 
@@ -54,6 +58,10 @@ test("every variable is read", () => {
     HCAPTCHA_VERIFY_URL: "http://127.0.0.1:9001/hcaptcha",
     RECAPTCHA_VERIFY_URL: "https://captcha.internal/recaptcha",
     CAPTCHA_MIN_SCORE: "0.7",
+    SUBMISSION_BODY_LIMIT_BYTES: "4096",
+    INTAKE_RATE_LIMIT_MAX: "7",
+    INTAKE_RATE_LIMIT_WINDOW_SECONDS: "90",
+    SUBMISSION_COUNT_FOLD_SECONDS: "2",
   });
   assert.deepEqual(config, {
     port: 8080,
@@ -77,6 +85,10 @@ test("every variable is read", () => {
       recaptcha: "https://captcha.internal/recaptcha",
     },
     captchaMinScore: 0.7,
+    submissionBodyLimitBytes: 4096,
+    intakeRateLimitMax: 7,
+    intakeRateLimitWindowSeconds: 90,
+    submissionCountFoldSeconds: 2,
   });
   assert.ok(Object.isFrozen(config));
 });

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { Queryable } from "../../src/db/database.ts";
 import { newId } from "../../src/ids.ts";
 import type { Answer } from "../../src/submissions/answer.ts";
+import { SUBMISSIONS_SQL } from "../../src/submissions/submission-counts.repository.ts";
 import {
   insertSubmissions,
   type NewSubmission,
@@ -140,8 +141,9 @@ export function submissionsClient(app: App, key: string) {
 
 /** The form's stored `submissions` counter. */
 export async function storedCounter(db: Queryable, formId: string): Promise<number> {
+  // The folded column plus the slots not folded yet: the count every read shows.
   const rows = await db.query<{ submissions: number }>(
-    "SELECT submissions FROM forms WHERE id = $1",
+    `SELECT ${SUBMISSIONS_SQL} AS submissions FROM forms WHERE id = $1`,
     [formId],
   );
   return rows[0]?.submissions as number;

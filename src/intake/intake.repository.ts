@@ -1,0 +1,89 @@
+import type { Queryable } from "../db/database.ts";
+import type { FormSettings } from "../forms/form-defaults.ts";
+import { READS_CLOSED } from "../forms/forms.repository.ts";
+import type { Answer } from "../submissions/answer.ts";
+import { SUBMISSIONS_SQL } from "../submissions/submission-counts.repository.ts";
+
+/** What the intake needs of a form: its rules, closing state and count, and its owner's plan. */
+export interface IntakeForm {
+  id: string;
+  organizationId: string;
+  plan: "free" | "paid";
+  type: "endpoint" | "hosted";
+  storedIsClosed: boolean;
+  autoCloseAt: Date | null;
+  isClosed: boolean;
+  submissions: number;
+  settings: Partial<FormSettings>;
+  captchaSecret: string;
+}
+
+const INTAKE_COLUMNS = `forms.id, forms.organization_id AS "organizationId", o.plan, forms.type,
+  forms.is_closed AS "storedIsClosed", forms.auto_close_at AS "autoCloseAt",
+  ${READS_CLOSED} AS "isClosed", ${SUBMISSIONS_SQL} AS submissions, forms.settings,
+  forms.captcha_secret AS "captchaSecret"`;
+
+/** The form as of `now`. */
+export async function findIntakeForm(
+  db: Queryable,
+  formId: string,
+  now: Date,
+): Promise<IntakeForm | null> {
+  const rows = await db.query<IntakeForm>(
+    `SELECT ${INTAKE_COLUMNS}
+       FROM forms JOIN organizations o ON o.id = forms.organization_id
+      WHERE forms.id = $2`,
+    [now, formId],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Holds the form's row until the transaction ends; false when it no longer exists. Its count is
+ * read by a later statement: one that waited for the lock would still see the slots as they were
+ * when it started.
+ */
+export async function lockForm(db: Queryable, formId: string): Promise<boolean> {
+  const rows = await db.query<{ id: string }>(
+    "SELECT id FROM forms WHERE id = $1 FOR NO KEY UPDATE",
+    [formId],
+  );
+  return rows.length > 0;
+}
+
+export interface NewSubmission {
+  id: string;
+  formId: string;
+  organizationId: string;
+  isSpam: boolean;
+  spamReason: "honeypot" | "domain" | "captcha_unverified" | null;
+  answers: Answer[];
+  searchText: string;
+  meta: {
+    ip: string | null;
+    country: string | null;
+    userAgent: string | null;
+    referrer: string | null;
+  };
+  createdAt: Date;
+}
+
+export async function insertSubmission(db: Queryable, submission: NewSubmission): Promise<void> {
+  await db.query(
+    `INSERT INTO submissions (id, form_id, organization_id, is_spam, spam_reason, answers,
+       search_text, meta, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7, $8::text::jsonb, $9, $9)`,
+    [
+      submission.id,
+      submission.formId,
+      submission.organizationId,
+      submission.isSpam,
+      submission.spamReason,
+      // Sent as JSON text: a bare array parameter would be read as a PostgreSQL array.
+      JSON.stringify(submission.answers),
+      submission.searchText,
+      JSON.stringify(submission.meta),
+      submission.createdAt,
+    ],
+  );
+}
