@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from "./config.ts";
 import { type Database, openDatabase } from "./db/database.ts";
 import { migrate } from "./db/migrations.ts";
 import { startAutoCloseSweep } from "./forms/auto-close-sweep.ts";
-import { createLogger } from "./logger.ts";
+import { createLogger, logBackendsInUse } from "./logger.ts";
 import { createRateLimiter } from "./rate-limit/create-rate-limiter.ts";
 
 let config: ReturnType<typeof loadConfig>;
@@ -63,6 +63,7 @@ async function takeInArrived(server: Server, maxMs: number) {
 }
 
 async function start() {
+  logBackendsInUse(logger, config);
   const { db, adminSocket } = await openStore();
   const limiter = createRateLimiter({
     redisUrl: config.redisUrl,
