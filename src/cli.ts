@@ -25,8 +25,8 @@ export async function main(
 ): Promise<number> {
   try {
     const parsed = parseCommandLine(argv);
-    if ("help" in parsed) {
-      io.stdout.write(parsed.help);
+    if ("text" in parsed) {
+      io.stdout.write(parsed.text);
       return 0;
     }
     const result = await runOnConfiguredStore(loadConfig(io.env), parsed.command);

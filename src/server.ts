@@ -8,7 +8,7 @@ import { migrate } from "./db/migrations.ts";
 import { startAutoCloseSweep } from "./forms/auto-close-sweep.ts";
 import { createCaptchaVerifier, DEFAULT_CAPTCHA_TIMEOUT_MS } from "./intake/captcha-verifier.ts";
 import { createCountryResolver } from "./intake/country-resolver.ts";
-import { createLogger } from "./logger.ts";
+import { createLogger, logBackendsInUse } from "./logger.ts";
 import { createRateLimiter } from "./rate-limit/create-rate-limiter.ts";
 import { startRetentionSweep } from "./submissions/retention-sweep.ts";
 import { startSubmissionCountFold } from "./submissions/submission-count-fold.ts";
@@ -67,6 +67,7 @@ async function takeInArrived(server: Server, maxMs: number) {
 }
 
 async function start() {
+  logBackendsInUse(logger, config);
   const { db, adminSocket } = await openStore();
   const limiter = createRateLimiter({
     redisUrl: config.redisUrl,

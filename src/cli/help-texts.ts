@@ -1,4 +1,8 @@
+import packageJson from "../../package.json" with { type: "json" };
 import { COMMANDS, type CommandSpec } from "./command-specs.ts";
+
+/** What `formdeck --version` prints: the installed package's version, nothing else, for scripts. */
+export const VERSION_TEXT = `${packageJson.version}\n`;
 
 const synopses = (groups: string[]) =>
   groups.flatMap((group) =>
@@ -7,7 +11,9 @@ const synopses = (groups: string[]) =>
 
 export const ROOT_USAGE = `Usage:
 ${synopses(Object.keys(COMMANDS)).join("\n")}
+  formdeck help [<command>]
   formdeck [<command>] --help
+  formdeck --version
 
 Manages the organizations and API keys of formdeck. Prints results as JSON.
 Reads the server's environment: with DATABASE_URL it connects to PostgreSQL; otherwise
