@@ -1,5 +1,5 @@
 import type { Server } from "node:http";
-import type { AdminSocket } from "./admin/admin-socket.ts";
+import { DataDirError } from "./admin/data-dir.ts";
 import { openEmbeddedStore } from "./admin/embedded-store.ts";
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
@@ -20,16 +20,16 @@ try {
 
 const logger = createLogger(config.logLevel);
 
-/** PostgreSQL as it is; the embedded store behind its admin socket, for the CLI to reach. */
-async function openStore(): Promise<{ db: Database; adminSocket: AdminSocket | null }> {
+/** PostgreSQL as it is; the embedded store locked, behind its admin socket for the CLI. */
+async function openStore(): Promise<{ db: Database; closeStore: () => Promise<void> }> {
   if (config.databaseUrl) {
     const db = await openDatabase(config);
     logApplied(await migrate(db));
-    return { db, adminSocket: null };
+    return { db, closeStore: () => db.close() };
   }
-  const { db, socket, applied } = await openEmbeddedStore(config.dataDir as string, logger);
+  const { db, applied, close } = await openEmbeddedStore(config.dataDir as string, logger);
   logApplied(applied);
-  return { db, adminSocket: socket };
+  return { db, closeStore: close };
 }
 
 function logApplied(migrations: string[]) {
@@ -63,7 +63,7 @@ async function takeInArrived(server: Server, maxMs: number) {
 }
 
 async function start() {
-  const { db, adminSocket } = await openStore();
+  const { db, closeStore } = await openStore();
   const limiter = createRateLimiter({
     redisUrl: config.redisUrl,
     windowSeconds: config.rateLimitWindowSeconds,
@@ -88,9 +88,8 @@ async function start() {
     await app.close();
     clearInterval(reapIdle);
     await sweep.stop();
-    await adminSocket?.close();
     await limiter.close();
-    await db.close();
+    await closeStore();
     logger.info("stopped");
     process.exit(0);
   };
@@ -99,6 +98,11 @@ async function start() {
 }
 
 start().catch((error: unknown) => {
-  logger.fatal({ err: error }, "formdeck could not start");
+  if (error instanceof DataDirError) {
+    // The operator's to fix, as a bad configuration is: one line that says what to do.
+    process.stderr.write(`formdeck: ${error.message}\n`);
+  } else {
+    logger.fatal({ err: error }, "formdeck could not start");
+  }
   process.exit(1);
 });
