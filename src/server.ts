@@ -1,3 +1,4 @@
+import "./env-file.ts";
 import type { Server } from "node:http";
 import { DataDirError } from "./admin/data-dir.ts";
 import { openEmbeddedStore } from "./admin/embedded-store.ts";
@@ -93,8 +94,10 @@ async function start() {
     logger.info("stopped");
     process.exit(0);
   };
-  process.once("SIGTERM", () => void stop("SIGTERM"));
-  process.once("SIGINT", () => void stop("SIGINT"));
+  // Not once: Ctrl-C under `npm start` sends SIGINT twice (from the terminal and forwarded by
+  // npm), and a second signal with no listener would kill the process mid-drain.
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
 }
 
 start().catch((error: unknown) => {
