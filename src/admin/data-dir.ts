@@ -1,3 +1,4 @@
+import type { Stats } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
 
 /** DATA_DIR cannot be used: the message names the directory and what to do, on one line. */
@@ -16,14 +17,24 @@ const shellWord = (text: string) =>
  * whoever can write `global/pg_control` can destroy the store.
  */
 export async function prepareDataDir(dataDir: string): Promise<void> {
-  // The mode applies to every directory this creates; the umask cannot widen it.
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  const stats = await stat(dataDir);
-  if (!stats.isDirectory()) {
+  let stats: Stats | undefined;
+  try {
+    // The mode applies to every directory this creates; the umask cannot widen it.
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    stats = await stat(dataDir);
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    if (code !== "EEXIST" && code !== "ENOTDIR") {
+      throw new DataDirError(`DATA_DIR ${dataDir} cannot be created or read: ${message}`);
+    }
+  }
+  if (!stats?.isDirectory()) {
     throw new DataDirError(`DATA_DIR ${dataDir} is not a directory: point DATA_DIR at one`);
   }
   const uid = process.getuid?.();
-  if (uid !== undefined && stats.uid !== uid) {
+  // Windows has neither uids nor POSIX modes: there its ACLs are the operator's to set.
+  if (uid === undefined) return;
+  if (stats.uid !== uid) {
     throw new DataDirError(
       `DATA_DIR ${dataDir} belongs to another user (uid ${stats.uid}, this process runs as uid ${uid}): run formdeck as its owner, or use a DATA_DIR of your own`,
     );

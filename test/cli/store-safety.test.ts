@@ -60,6 +60,18 @@ describe("DATA_DIR, when the CLI opens the store itself", () => {
     assert.deepEqual(await readdir(dataDir), []);
   });
 
+  test("a DATA_DIR that is a file, or under one, is refused in one line", async () => {
+    const file = path.join(await tempDir(), "file");
+    await writeFile(file, "");
+    for (const dataDir of [file, path.join(file, "data")]) {
+      assert.deepEqual(await formdeck(["org", "list"], { DATA_DIR: dataDir }), {
+        code: 1,
+        stdout: "",
+        stderr: `formdeck: DATA_DIR ${dataDir} is not a directory: point DATA_DIR at one\n`,
+      });
+    }
+  });
+
   test("a DATA_DIR of another user is refused", {
     skip: !isRoot && "changing a directory's owner needs root",
   }, async () => {
