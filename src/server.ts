@@ -63,8 +63,33 @@ async function takeInArrived(server: Server, maxMs: number) {
   }
 }
 
+/**
+ * Every SIGTERM and SIGINT is handled: Ctrl-C under `npm start` arrives twice (from the terminal
+ * and forwarded by npm), and a signal that finds no listener kills the process without a drain,
+ * as one did that arrived between the "Server listening" line and the end of start-up. One that
+ * arrives once the store is open stops the server as soon as it listens; before that, opening
+ * the store may wait on a database, and the signal ends the process at once as it always did.
+ */
+function onStopSignal(): { stopWith(stop: (signal: string) => Promise<void>): void } {
+  let stop: ((signal: string) => Promise<void>) | undefined;
+  let early: string | undefined;
+  const handle = (signal: string) => {
+    if (stop) void stop(signal);
+    else early ??= signal;
+  };
+  process.on("SIGTERM", handle);
+  process.on("SIGINT", handle);
+  return {
+    stopWith(ready) {
+      stop = ready;
+      if (early) void stop(early);
+    },
+  };
+}
+
 async function start() {
   const { db, closeStore } = await openStore();
+  const signals = onStopSignal();
   const limiter = createRateLimiter({
     redisUrl: config.redisUrl,
     windowSeconds: config.rateLimitWindowSeconds,
@@ -94,10 +119,7 @@ async function start() {
     logger.info("stopped");
     process.exit(0);
   };
-  // Not once: Ctrl-C under `npm start` sends SIGINT twice (from the terminal and forwarded by
-  // npm), and a second signal with no listener would kill the process mid-drain.
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+  signals.stopWith(stop);
 }
 
 start().catch((error: unknown) => {

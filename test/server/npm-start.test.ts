@@ -82,7 +82,12 @@ const isRunning = (pid: number) => {
 
 /** Whether the server is gone: its process, its port, and the log of a graceful drain. */
 async function assertStoppedGracefully(started: NpmStart, signal: string) {
-  assert.equal(await started.exited, 0, "npm start exits 0 after a graceful stop");
+  const code = await started.exited;
+  assert.equal(
+    code,
+    0,
+    `npm start exits 0 after a graceful stop:\n${started.stdout()}${started.stderr()}`,
+  );
   assert.equal(isRunning(started.serverPid), false, "the server process is gone");
   await assert.rejects(fetch(`${started.url}/healthz`), "the port no longer answers");
   const messages = started
