@@ -1,5 +1,6 @@
+import "./env-file.ts";
 import type { Server } from "node:http";
-import type { AdminSocket } from "./admin/admin-socket.ts";
+import { DataDirError } from "./admin/data-dir.ts";
 import { openEmbeddedStore } from "./admin/embedded-store.ts";
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
@@ -24,16 +25,16 @@ try {
 
 const logger = createLogger(config.logLevel);
 
-/** PostgreSQL as it is; the embedded store behind its admin socket, for the CLI to reach. */
-async function openStore(): Promise<{ db: Database; adminSocket: AdminSocket | null }> {
+/** PostgreSQL as it is; the embedded store locked, behind its admin socket for the CLI. */
+async function openStore(): Promise<{ db: Database; closeStore: () => Promise<void> }> {
   if (config.databaseUrl) {
     const db = await openDatabase(config);
     logApplied(await migrate(db));
-    return { db, adminSocket: null };
+    return { db, closeStore: () => db.close() };
   }
-  const { db, socket, applied } = await openEmbeddedStore(config.dataDir as string, logger);
+  const { db, applied, close } = await openEmbeddedStore(config.dataDir as string, logger);
   logApplied(applied);
-  return { db, adminSocket: socket };
+  return { db, closeStore: close };
 }
 
 function logApplied(migrations: string[]) {
@@ -66,9 +67,34 @@ async function takeInArrived(server: Server, maxMs: number) {
   }
 }
 
+/**
+ * Every SIGTERM and SIGINT is handled: Ctrl-C under `npm start` arrives twice (from the terminal
+ * and forwarded by npm), and a signal that finds no listener kills the process without a drain,
+ * as one did that arrived between the "Server listening" line and the end of start-up. One that
+ * arrives once the store is open stops the server as soon as it listens; before that, opening
+ * the store may wait on a database, and the signal ends the process at once as it always did.
+ */
+function onStopSignal(): { stopWith(stop: (signal: string) => Promise<void>): void } {
+  let stop: ((signal: string) => Promise<void>) | undefined;
+  let early: string | undefined;
+  const handle = (signal: string) => {
+    if (stop) void stop(signal);
+    else early ??= signal;
+  };
+  process.on("SIGTERM", handle);
+  process.on("SIGINT", handle);
+  return {
+    stopWith(ready) {
+      stop = ready;
+      if (early) void stop(early);
+    },
+  };
+}
+
 async function start() {
   logBackendsInUse(logger, config);
-  const { db, adminSocket } = await openStore();
+  const { db, closeStore } = await openStore();
+  const signals = onStopSignal();
   const limiter = createRateLimiter({
     redisUrl: config.redisUrl,
     windowSeconds: config.rateLimitWindowSeconds,
@@ -112,18 +138,21 @@ async function start() {
     await sweep.stop();
     await retention.stop();
     await fold.stop();
-    await adminSocket?.close();
     await limiter.close();
     await intakeLimiter.close();
-    await db.close();
+    await closeStore();
     logger.info("stopped");
     process.exit(0);
   };
-  process.once("SIGTERM", () => void stop("SIGTERM"));
-  process.once("SIGINT", () => void stop("SIGINT"));
+  signals.stopWith(stop);
 }
 
 start().catch((error: unknown) => {
-  logger.fatal({ err: error }, "formdeck could not start");
+  if (error instanceof DataDirError) {
+    // The operator's to fix, as a bad configuration is: one line that says what to do.
+    process.stderr.write(`formdeck: ${error.message}\n`);
+  } else {
+    logger.fatal({ err: error }, "formdeck could not start");
+  }
   process.exit(1);
 });

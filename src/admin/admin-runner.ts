@@ -5,10 +5,14 @@ import { type AdminCommand, type AdminResult, runAdminCommand } from "./admin-co
 import { DataDirInUseError } from "./admin-socket.ts";
 import { sendAdminCommand } from "./admin-socket-client.ts";
 import { adminSocketPath } from "./admin-socket-protocol.ts";
+import { DataDirError, prepareDataDir } from "./data-dir.ts";
 import { openEmbeddedStore } from "./embedded-store.ts";
+import { StoreLockedError } from "./store-lock.ts";
 
-// How often the CLI retries after losing the race for the socket to another CLI.
-const CLAIM_ATTEMPTS = 3;
+// While another process holds the store, its socket is asked again this often: a server
+// between taking the lock and listening, or another CLI running its one command.
+const CLAIM_ATTEMPTS = 10;
+const CLAIM_RETRY_MS = 200;
 
 async function openMigrated(options: DatabaseOptions): Promise<Database> {
   const db = await openDatabase(options);
@@ -30,28 +34,39 @@ async function runOnPostgres(databaseUrl: string, command: AdminCommand): Promis
   }
 }
 
-/** Runs the command on the embedded store, holding its socket so that no server opens it meanwhile. */
-async function runHoldingSocket(dataDir: string, command: AdminCommand): Promise<AdminResult> {
-  const { db, socket } = await openEmbeddedStore(dataDir, { error() {} });
+/** Runs the command on the embedded store, holding its lock so that no server opens it meanwhile. */
+async function runHoldingStore(dataDir: string, command: AdminCommand): Promise<AdminResult> {
+  const store = await openEmbeddedStore(dataDir, { error() {} });
   try {
-    return await runAdminCommand(db, command);
+    return await runAdminCommand(store.db, command);
   } finally {
-    // The socket first: commands queued on it finish before the store closes.
-    await socket.close();
-    await db.close();
+    await store.close();
   }
 }
 
-/** The embedded store belongs to one process: ask the one running on DATA_DIR, if any. */
+/**
+ * The embedded store belongs to one process: ask the one running on DATA_DIR, if any, and
+ * open the store only when no process holds it. A holder that never answers (its socket file
+ * was removed) is reported: writing to its store behind its back would be lost.
+ */
 async function runOnEmbeddedStore(dataDir: string, command: AdminCommand): Promise<AdminResult> {
-  // Other CLIs may claim the socket between our two steps, and then answer on it.
+  await prepareDataDir(dataDir);
+  const socketPath = adminSocketPath(dataDir);
   for (let attempt = 1; ; attempt++) {
-    const reply = await sendAdminCommand(adminSocketPath(dataDir), command);
+    const reply = await sendAdminCommand(socketPath, command);
     if (reply.kind === "result") return reply.result;
     try {
-      return await runHoldingSocket(dataDir, command);
+      return await runHoldingStore(dataDir, command);
     } catch (error) {
-      if (!(error instanceof DataDirInUseError) || attempt === CLAIM_ATTEMPTS) throw error;
+      const held = error instanceof StoreLockedError || error instanceof DataDirInUseError;
+      if (!held) throw error;
+      if (attempt === CLAIM_ATTEMPTS) {
+        const holder = error instanceof StoreLockedError ? ` (pid ${error.holderPid})` : "";
+        throw new DataDirError(
+          `DATA_DIR ${dataDir} is held by a formdeck process${holder} that does not answer on ${socketPath}: restart that server to run commands through it`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_MS));
     }
   }
 }

@@ -1,3 +1,4 @@
+import { lstat } from "node:fs/promises";
 import http from "node:http";
 import net from "node:net";
 import type { AdminCommand, AdminResult } from "./admin-commands.ts";
@@ -46,13 +47,43 @@ function settle(status: number, body: string): AdminResult {
 }
 
 /**
+ * Whether a socket file exists at `socketPath`; throws if it is not one this user's server
+ * made (a socket owned by this user, mode 0600 or stricter), whose answers cannot be trusted.
+ */
+async function ownSocketExists(socketPath: string): Promise<boolean> {
+  let stats: Awaited<ReturnType<typeof lstat>>;
+  try {
+    stats = await lstat(socketPath);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
+  }
+  const uid = process.getuid?.();
+  const mode = stats.mode & 0o777;
+  if (!stats.isSocket() || (uid !== undefined && stats.uid !== uid) || (mode & ~0o600) !== 0) {
+    const found = stats.isSocket()
+      ? `a socket of uid ${stats.uid} with mode 0${mode.toString(8)}`
+      : "not a socket";
+    throw new Error(
+      `${socketPath} is not this user's own admin socket (${found}): refusing to send it commands; remove it if no formdeck server runs on this DATA_DIR`,
+    );
+  }
+  return true;
+}
+
+/**
  * Sends a command to the server listening on `socketPath`. Resolves `no-server` when nothing
  * listens there (no socket file, or one left by a crash) or the server closed the connection
  * before answering, so the caller may try again or open the store.
  */
-export function sendAdminCommand(socketPath: string, command: AdminCommand): Promise<AdminReply> {
+export async function sendAdminCommand(
+  socketPath: string,
+  command: AdminCommand,
+): Promise<AdminReply> {
   // No server can listen on a path too long to bind (listenAdminSocket refuses it).
-  if (!fitsSocketPath(socketPath)) return Promise.resolve({ kind: "no-server" });
+  if (!fitsSocketPath(socketPath) || !(await ownSocketExists(socketPath))) {
+    return { kind: "no-server" };
+  }
   const body = JSON.stringify(command);
   return new Promise((resolve, reject) => {
     const request = http.request(

@@ -1,4 +1,4 @@
-import { mkdir, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import type { Queryable } from "../db/database.ts";
@@ -11,6 +11,7 @@ import {
 } from "./admin-commands.ts";
 import { answersAt } from "./admin-socket-client.ts";
 import { fitsSocketPath, OPERATOR_ERRORS, SOCKET_PATH_MAX_BYTES } from "./admin-socket-protocol.ts";
+import { DataDirError } from "./data-dir.ts";
 
 // The details go to the server log, which the operator reads; the socket says only where.
 const UNEXPECTED_FAILURE = errorBody(
@@ -69,7 +70,7 @@ async function answer(
 }
 
 /** Error of a socket path another live process holds: it answers there. */
-export class DataDirInUseError extends Error {
+export class DataDirInUseError extends DataDirError {
   constructor(socketPath: string) {
     super(`another formdeck process is already using this DATA_DIR (${path.dirname(socketPath)})`);
   }
@@ -118,9 +119,8 @@ async function claim(server: http.Server, socketPath: string): Promise<void> {
 
 /**
  * Serves admin commands on a Unix socket only the owner of the process can open (mode 0600).
- * Throws DataDirInUseError when another live process holds `socketPath`. Whoever opens the
- * embedded store must hold its socket first, and treat this refusal as fatal: the CLI opens
- * the store itself whenever nobody answers on the socket.
+ * Throws DataDirInUseError when another live process holds `socketPath`: a second check
+ * behind the store's lock (openEmbeddedStore), for whoever removed the lock file by hand.
  */
 export async function listenAdminSocket(options: {
   db: Queryable;
@@ -133,8 +133,6 @@ export async function listenAdminSocket(options: {
       `the admin socket path ${socketPath} is longer than ${SOCKET_PATH_MAX_BYTES} bytes, the limit for Unix sockets: use a shorter DATA_DIR`,
     );
   }
-  // The socket is claimed before the store is opened, which is what creates DATA_DIR otherwise.
-  await mkdir(path.dirname(socketPath), { recursive: true });
   const server = http.createServer((request, response) => {
     void answer(db, log, request, response);
   });

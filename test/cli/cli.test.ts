@@ -362,10 +362,10 @@ describe("through a running server's admin socket", () => {
   });
 });
 
-/** A socket file whose process died without closing it, as after a crash. */
+/** A socket file whose process died without closing it, as after a crash (0600, as a server's). */
 async function staleSocket(dir: string): Promise<string> {
   const socketPath = adminSocketPath(dir);
-  const script = `require("net").createServer().listen(process.argv[1], () => process.kill(process.pid, "SIGKILL"))`;
+  const script = `process.umask(0o177); require("net").createServer().listen(process.argv[1], () => process.kill(process.pid, "SIGKILL"))`;
   await run(["-e", script], [socketPath], {});
   assert.ok((await stat(socketPath)).isSocket());
   return socketPath;

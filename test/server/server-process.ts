@@ -68,3 +68,30 @@ export async function cli<T>(args: string[], env: Record<string, string | undefi
   });
   return JSON.parse(stdout) as T;
 }
+
+export interface Exit {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runToExit(args: string[], env: Record<string, string | undefined>, cwd: string) {
+  return new Promise<Exit>((resolve, reject) => {
+    execFile(node, args, { cwd, env, timeout: 60_000 }, (error, stdout, stderr) => {
+      if (error && typeof error.code !== "number") reject(error);
+      else resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** Runs `src/server.ts` with `env` in `cwd` and resolves how it ended: for starts that fail. */
+export const runServerToExit = (env: Record<string, string | undefined>, cwd = root) =>
+  runToExit(
+    [path.join(root, "src/server.ts")],
+    { ...process.env, PORT: "0", HOST: "127.0.0.1", ...env },
+    cwd,
+  );
+
+/** Runs the `formdeck` CLI with `env` and resolves how it ended, whether it failed or not. */
+export const runCli = (args: string[], env: Record<string, string | undefined>) =>
+  runToExit(["bin/formdeck.js", ...args], { ...process.env, ...env }, root);

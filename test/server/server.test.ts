@@ -33,7 +33,7 @@ test("health and readiness answer on the real server", async () => {
 test("a second server on the same DATA_DIR refuses to start", {
   skip: !!process.env.DATABASE_URL,
 }, async () => {
-  await assert.rejects(startServer(env), /another formdeck process is already using this DATA_DIR/);
+  await assert.rejects(startServer(env), /is in use by another formdeck process \(pid \d+\)/);
 });
 
 test("SIGTERM lets requests in flight finish, exits 0 and loses no acknowledged write", async () => {
