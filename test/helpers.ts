@@ -5,6 +5,7 @@ import { type Config, loadConfig } from "../src/config.ts";
 import { type Database, openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrations.ts";
 import { createRateLimiter } from "../src/rate-limit/create-rate-limiter.ts";
+import { checkEveryResponse } from "./http/response-conformance.ts";
 
 /** The store under test: PostgreSQL when DATABASE_URL is set, else an in-memory PGlite. */
 let shared: Promise<Database> | null = null;
@@ -25,7 +26,11 @@ export async function closeTestDatabase() {
 
 const silentLog = { warn() {}, info() {} };
 
-/** An app on the shared store, with its own limiter (Redis when REDIS_URL is set). */
+/**
+ * An app on the shared store, with its own limiter (Redis when REDIS_URL is set). Every response
+ * its `inject` gives is checked against the app's OpenAPI document: one that the document does not
+ * describe fails the test that asked for it.
+ */
 export async function buildTestApp(overrides: Partial<Config> = {}) {
   const config = { ...loadConfig({}), ...overrides };
   const db = await testDatabase();
@@ -35,6 +40,7 @@ export async function buildTestApp(overrides: Partial<Config> = {}) {
     log: silentLog,
   });
   const app = await buildApp({ config, db, limiter });
+  checkEveryResponse(app);
   return {
     app,
     db,

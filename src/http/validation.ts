@@ -4,7 +4,7 @@ import { AppError, invalid } from "./errors.ts";
 import { isAbsoluteUrl, isColor, isDate, isEmail, isTime, isTimeZone } from "./formats.ts";
 
 /** Why each format refuses a value, in the words of a `<member>: <reason>` message. */
-const FORMATS: Record<string, { test: (value: string) => boolean; reason: string }> = {
+export const FORMATS: Record<string, { test: (value: string) => boolean; reason: string }> = {
   email: { test: isEmail, reason: "must be an email address" },
   date: { test: (v) => v === "" || isDate(v), reason: "must be a date in the form YYYY-MM-DD" },
   "time-hhmm": { test: (v) => v === "" || isTime(v), reason: "must be a time in the form HH:mm" },
