@@ -48,6 +48,18 @@ test("a response as documented passes", () => {
   assert.deepEqual(check({ url: formId }, made(404, headers, notFound)), []);
 });
 
+test("what the document does not describe is not checked: other paths, HEAD", () => {
+  const missing = made(
+    404,
+    { "x-request-id": "r" },
+    { error: { code: "not_found", message: "x" } },
+  );
+  for (const url of ["/nowhere", "//healthz", "/api/v1/forms/", "/docs"]) {
+    assert.deepEqual(check({ url }, missing), [], url);
+  }
+  assert.deepEqual(check({ method: "HEAD", url: "/healthz" }, made(200, {}, undefined)), []);
+});
+
 test("each way a response can differ from the document is reported", () => {
   const cases: [string, LightMyRequestResponse, RegExp][] = [
     ["/healthz", made(404, { "x-request-id": "r" }, {}), /status 404 is not documented/],
