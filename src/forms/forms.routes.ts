@@ -68,7 +68,7 @@ const update = apiOperation({
 const remove = apiOperation({
   operationId: "deleteForm",
   summary: "Delete a form",
-  description: "Deletes a form of the key's organization, with its submissions.",
+  description: "Deletes a form of the key's organization; reading it afterwards answers 404.",
   tags: ["forms"],
   access: "full",
 });

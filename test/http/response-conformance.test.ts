@@ -60,6 +60,13 @@ test("what the document does not describe is not checked: other paths, HEAD", ()
   assert.deepEqual(check({ method: "HEAD", url: "/healthz" }, made(200, {}, undefined)), []);
 });
 
+test("the path checked is the one the server routed: inject reads /api/v1/forms/.. as /api/v1/", async () => {
+  const res = await testApp.app.inject({ url: "/api/v1/forms/.." });
+  assert.deepEqual(res.json(), {
+    error: { code: "not_found", message: "route: GET /api/v1/ does not exist" },
+  });
+});
+
 test("each way a response can differ from the document is reported", () => {
   const cases: [string, LightMyRequestResponse, RegExp][] = [
     ["/healthz", made(404, { "x-request-id": "r" }, {}), /status 404 is not documented/],

@@ -43,8 +43,9 @@ export async function responseChecker(app: FastifyInstance) {
   return (request: InjectOptions, response: LightMyRequestResponse): string[] => {
     const method = String(request.method ?? "GET").toLowerCase();
     if (method === "head") return [];
-    // Split by hand: `new URL` would read a path such as `//x` as a host.
-    const url = String(request.url ?? "/");
+    // The URL the server routed, as inject normalized it (`/forms/..` is `/`), split by hand:
+    // `new URL` would read a path such as `//x` as a host.
+    const url = String(response.raw?.req?.url ?? request.url ?? "/");
     const pathname = url.split("?")[0] ?? "/";
     const operation = api.matchOperation({
       method,
