@@ -40,7 +40,7 @@ export async function buildTestApp(overrides: Partial<Config> = {}) {
     log: silentLog,
   });
   const app = await buildApp({ config, db, limiter });
-  checkEveryResponse(app);
+  await checkEveryResponse(app);
   return {
     app,
     db,

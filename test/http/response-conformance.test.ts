@@ -2,9 +2,12 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { Type } from "typebox";
+import { buildApp } from "../../src/app.ts";
+import { loadConfig } from "../../src/config.ts";
 import { apiOperation, success } from "../../src/http/api-responses.ts";
-import { buildTestApp, closeTestDatabase } from "../helpers.ts";
-import { responseChecker } from "./response-conformance.ts";
+import { createMemoryRateLimiter } from "../../src/rate-limit/memory-rate-limiter.ts";
+import { buildTestApp, closeTestDatabase, testDatabase } from "../helpers.ts";
+import { checkEveryResponse, responseChecker } from "./response-conformance.ts";
 
 type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
 let testApp: TestApp;
@@ -12,8 +15,7 @@ let check: Awaited<ReturnType<typeof responseChecker>>;
 
 before(async () => {
   testApp = await buildTestApp();
-  await testApp.app.ready();
-  check = await responseChecker(testApp.app);
+  check = await responseChecker(testApp.app.swagger());
 });
 
 after(async () => {
@@ -105,9 +107,9 @@ test("a 204 with a body, or a 201 without its Location, is reported", () => {
   assert.match(created.join("\n"), /header Location is documented as always sent/);
 });
 
-test("the test app's inject fails a request whose response the document does not describe", async () => {
-  const probed = await buildTestApp();
-  const app = probed.app;
+test("a checked app's inject fails a request whose response the document does not describe", async () => {
+  const limiter = createMemoryRateLimiter({ windowSeconds: 60 });
+  const app = await buildApp({ config: loadConfig({}), db: await testDatabase(), limiter });
   const probe = apiOperation({
     operationId: "probe",
     summary: "A route that answers what its schema does not say",
@@ -121,11 +123,13 @@ test("the test app's inject fails a request whose response the document does not
     async (_request, reply) => reply.code(202).send(),
   );
   try {
+    await checkEveryResponse(app);
     await assert.rejects(
       app.inject({ url: "/probe" }),
       /probe \(GET \/probe\): status 202 is not documented/,
     );
   } finally {
-    await probed.close();
+    await app.close();
+    await limiter.close();
   }
 });

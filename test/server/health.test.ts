@@ -39,7 +39,7 @@ test("/readyz → 503 once the store is closed; /healthz still 200", async () =>
   await migrate(db);
   const limiter = createMemoryRateLimiter({ windowSeconds: 60 });
   const app = await buildApp({ config: loadConfig({}), db, limiter });
-  checkEveryResponse(app);
+  await checkEveryResponse(app);
   try {
     const ready = await app.inject({ url: "/readyz" });
     assert.deepEqual([ready.statusCode, ready.json()], [200, { status: "ready" }]);

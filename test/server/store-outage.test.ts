@@ -14,7 +14,7 @@ const unreachable = {
 async function answersWhileDown(db: Database) {
   const limiter = createMemoryRateLimiter({ windowSeconds: 60 });
   const app = await buildApp({ config: loadConfig({}), db, limiter });
-  checkEveryResponse(app);
+  await checkEveryResponse(app);
   try {
     const answers = await Promise.all([
       app.inject({ url: "/api/v1/forms", headers: { "api-key": "fdk_anything" } }),
