@@ -7,6 +7,7 @@ import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
 import { formsRoutes } from "./forms/forms.routes.ts";
 import { healthRoutes } from "./health/health.routes.ts";
+import { homeRoutes } from "./home/home.routes.ts";
 import { API_PREFIX } from "./http/api-prefix.ts";
 import {
   clientErrorHandler,
@@ -100,6 +101,7 @@ export async function buildApp(dependencies: AppDependencies) {
       addressQuota: config.rateLimitUnauthenticatedMax,
     });
   }
+  await app.register(homeRoutes);
   await app.register(healthRoutes, { db });
   await app.register(formsRoutes, { prefix: API_PREFIX, db });
   await app.register(submissionsRoutes, { prefix: API_PREFIX, db });

@@ -5,6 +5,7 @@ import { type Config, loadConfig } from "../src/config.ts";
 import { type Database, openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrations.ts";
 import { createRateLimiter } from "../src/rate-limit/create-rate-limiter.ts";
+import { checkEveryResponse } from "./http/response-conformance.ts";
 import { headerCountries, TokenCaptcha } from "./intake/test-implementations.ts";
 
 /** The store under test: PostgreSQL when DATABASE_URL is set, else an in-memory PGlite. */
@@ -29,6 +30,8 @@ const silentLog = { warn() {}, info() {} };
 /**
  * An app on the shared store, with its own limiters (Redis when REDIS_URL is set), serving the
  * intake with the test's captcha verifier and country resolver (a header names the country).
+ * Every response its `inject` gives is checked against the app's OpenAPI document: one that the
+ * document does not describe fails the test that asked for it.
  */
 export async function buildTestApp(overrides: Partial<Config> = {}, captcha = new TokenCaptcha()) {
   const config = { ...loadConfig({}), ...overrides };
@@ -49,6 +52,7 @@ export async function buildTestApp(overrides: Partial<Config> = {}, captcha = ne
     limiter,
     intake: { limiter: intakeLimiter, captcha, countries: headerCountries },
   });
+  await checkEveryResponse(app);
   return {
     app,
     db,

@@ -3,7 +3,7 @@ import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import type { Database } from "../db/database.ts";
 import { API_PREFIX } from "../http/api-prefix.ts";
-import { errorResponses } from "../http/errors.ts";
+import { apiOperation, LOCATION, REPLAYED, success, WITH_BODY } from "../http/api-responses.ts";
 import { respondOnce } from "../idempotency/idempotency.service.ts";
 import {
   IdempotencyHeaders,
@@ -22,22 +22,70 @@ import {
 } from "./forms.schemas.ts";
 import * as forms from "./forms.service.ts";
 
-const keyed = ["unauthorized", "forbidden", "rate_limit_exceeded"] as const;
-const withBody = ["payload_too_large", "unsupported_media_type"] as const;
-const security = [{ apiKey: [] }];
+/**
+ * Request bodies that "Try it out" sends as they are: valid on the free plan, so they succeed for
+ * any organization (test/http/openapi-examples.test.ts sends each one).
+ */
+const CREATE_EXAMPLE = {
+  name: "Contact us",
+  emailsToNotify: ["team@example.com"],
+  submissionStorageDuration: "90",
+};
+const UPDATE_EXAMPLE = { name: "Contact us (2027)", isClosed: true };
+
+const list = apiOperation({
+  operationId: "listForms",
+  summary: "List forms",
+  description:
+    "The forms of the key's organization, a page at a time: newest first, or by submissions.",
+  tags: ["forms"],
+  access: "read",
+});
+const create = apiOperation({
+  operationId: "createForm",
+  summary: "Create a form",
+  description:
+    "Creates a form in the key's organization and answers the whole record. With an " +
+    "`Idempotency-Key` header, a retried request creates nothing: it is answered with the first " +
+    "response, plus `Idempotent-Replayed: true`.",
+  tags: ["forms"],
+  access: "full",
+});
+const read = apiOperation({
+  operationId: "getForm",
+  summary: "Read a form",
+  description: "The whole record of one form of the key's organization.",
+  tags: ["forms"],
+  access: "read",
+});
+const update = apiOperation({
+  operationId: "updateForm",
+  summary: "Update a form",
+  description: "Changes only the members sent, and answers the whole record as it now is.",
+  tags: ["forms"],
+  access: "full",
+});
+const remove = apiOperation({
+  operationId: "deleteForm",
+  summary: "Delete a form",
+  description: "Deletes a form of the key's organization; reading it afterwards answers 404.",
+  tags: ["forms"],
+  access: "full",
+});
 
 export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (app, { db }) => {
   app.get(
     "/forms",
     {
-      config: { scope: "read" },
+      config: list.config,
       schema: {
-        summary: "List forms",
-        description: "Forms of the key's organization, newest first or by submissions.",
-        tags: ["forms"],
-        security,
+        ...list.schema,
         querystring: ListFormsQuery,
-        response: { 200: FormList, ...errorResponses(...keyed, "unprocessable_entity") },
+        response: list.responses(
+          { 200: success(FormList, "A page of forms.") },
+          "unprocessable_entity",
+          "service_unavailable",
+        ),
       },
     },
     (request) => forms.listForms(db, request.owner, request.query),
@@ -46,18 +94,17 @@ export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (a
   app.post(
     "/forms",
     {
-      config: { scope: "full" },
+      config: create.config,
       schema: {
-        summary: "Create a form",
-        description:
-          "With an `Idempotency-Key` header, a retried request creates nothing: it is answered " +
-          "with the first response, plus `Idempotent-Replayed: true`.",
-        tags: ["forms"],
-        security,
+        ...create.schema,
         headers: IdempotencyHeaders,
         querystring: NoQuery,
-        body: CreateFormBody,
-        response: { 201: Form, ...errorResponses(...keyed, ...withBody, "unprocessable_entity") },
+        body: { ...CreateFormBody, examples: [CREATE_EXAMPLE] },
+        response: create.responses(
+          { 201: success(Form, "Created.", { ...LOCATION, ...REPLAYED }) },
+          ...WITH_BODY,
+          "service_unavailable",
+        ),
       },
     },
     async (request, reply) => {
@@ -95,14 +142,17 @@ export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (a
   app.get(
     "/forms/:formId",
     {
-      config: { scope: "read" },
+      config: read.config,
       schema: {
-        summary: "Read a form",
-        tags: ["forms"],
-        security,
+        ...read.schema,
         querystring: NoQuery,
         params: FormIdParams,
-        response: { 200: Form, ...errorResponses(...keyed, "unprocessable_entity", "not_found") },
+        response: read.responses(
+          { 200: success(Form, "The form.") },
+          "unprocessable_entity",
+          "not_found",
+          "service_unavailable",
+        ),
       },
     },
     (request) => forms.getForm(db, request.owner, request.params.formId),
@@ -111,19 +161,18 @@ export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (a
   app.patch(
     "/forms/:formId",
     {
-      config: { scope: "full" },
+      config: update.config,
       schema: {
-        summary: "Update a form",
-        description: "Changes only the members sent.",
-        tags: ["forms"],
-        security,
+        ...update.schema,
         querystring: NoQuery,
         params: FormIdParams,
-        body: UpdateFormBody,
-        response: {
-          200: Form,
-          ...errorResponses(...keyed, ...withBody, "unprocessable_entity", "not_found"),
-        },
+        body: { ...UpdateFormBody, examples: [UPDATE_EXAMPLE] },
+        response: update.responses(
+          { 200: success(Form, "The form as updated.") },
+          ...WITH_BODY,
+          "not_found",
+          "service_unavailable",
+        ),
       },
     },
     (request) => forms.updateForm(db, request.owner, request.params.formId, request.body),
@@ -132,17 +181,18 @@ export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (a
   app.delete(
     "/forms/:formId",
     {
-      config: { scope: "full" },
+      config: remove.config,
       schema: {
-        summary: "Delete a form",
-        tags: ["forms"],
-        security,
+        ...remove.schema,
         querystring: NoQuery,
         params: FormIdParams,
-        response: {
-          204: Type.Null({ description: "Deleted" }),
-          ...errorResponses(...keyed, "unprocessable_entity", "not_found"),
-        },
+        // A DELETE may carry a body, which is read (and refused) like any other.
+        response: remove.responses(
+          { 204: success(Type.Null(), "Deleted.") },
+          ...WITH_BODY,
+          "not_found",
+          "service_unavailable",
+        ),
       },
     },
     async (request, reply) => {

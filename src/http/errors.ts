@@ -1,5 +1,3 @@
-import { Type } from "typebox";
-
 /** The closed set of error codes formdeck answers with, and the status each one carries. */
 export const codeToStatus = {
   bad_request: 400,
@@ -45,24 +43,4 @@ export const undecodableUrl = () =>
 
 export function errorBody(code: ErrorCode, message: string) {
   return { error: { code, message } };
-}
-
-export const ErrorResponse = Type.Object(
-  {
-    error: Type.Object({
-      code: Type.Unsafe<ErrorCode>({ type: "string", enum: Object.keys(codeToStatus) }),
-      message: Type.String({ description: "Human readable; `<member>: <reason>` for 422" }),
-    }),
-  },
-  { description: "Every error has this body" },
-);
-
-/** The error responses a route declares, by status, for its schema and the OpenAPI document. */
-export function errorResponses(...codes: ErrorCode[]) {
-  return Object.fromEntries(
-    [...codes, "internal_server_error" as const, "service_unavailable" as const].map((code) => [
-      codeToStatus[code],
-      ErrorResponse,
-    ]),
-  );
 }

@@ -27,7 +27,8 @@ const listFormat = (parse: (value: string) => ListParse<unknown>): StringFormat 
   },
 });
 
-const FORMATS: Record<string, StringFormat> = {
+/** Why each format refuses a value, in the words of a `<member>: <reason>` message. */
+export const FORMATS: Record<string, StringFormat> = {
   email: { test: isEmail, reason: "must be an email address" },
   "single-line": {
     test: isSingleLine,

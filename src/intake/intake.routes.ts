@@ -1,12 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaCompiler } from "fastify";
-import { Type } from "typebox";
+import { type TSchema, Type } from "typebox";
 import { setRateLimitHeaders, tooManyRequests } from "../auth/authenticate.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/database.ts";
 import { FORM_ID } from "../forms/forms.service.ts";
+import { apiOperation, REPLAYED, success } from "../http/api-responses.ts";
 import { toAppError } from "../http/error-handling.ts";
-import { AppError, errorBody, errorResponses, formNotFound } from "../http/errors.ts";
+import { AppError, errorBody, formNotFound } from "../http/errors.ts";
 import { validatorCompiler } from "../http/validation.ts";
 import { IdempotencyHeaders, REPLAYED_HEADER } from "../idempotency/idempotency-key.ts";
 import type { RateLimiter } from "../rate-limit/rate-limiter.ts";
@@ -44,12 +45,48 @@ const SubmissionBody = Type.Record(Type.String(), Type.Unknown(), {
     "The form's fields by name: urlencoded or multipart (a repeated name becomes an array of " +
     "strings) or a JSON object (values stored as sent). Not stored: the honeypot field and the " +
     "captcha token fields.",
+  examples: [{ email: "ada@example.com", message: "Hello" }],
 });
 
-const Accepted = Type.Object(
-  { ok: Type.Literal(true), id: Type.String({ description: "The submission's id, sub_…" }) },
-  { description: "Accepted (JSON clients)" },
-);
+const Accepted = Type.Object({
+  ok: Type.Literal(true),
+  id: Type.String({ description: "The submission's id, sub_…" }),
+});
+
+const submit = apiOperation({
+  operationId: "submitForm",
+  summary: "Submit a form",
+  description:
+    "Public: no api-key. Browsers post here from any page (an HTML form's action, or fetch), " +
+    "servers directly. Checks, in order: per address and form rate limit (429), the form " +
+    "exists (404), is open (403 form_closed), the address is not blacklisted and the country " +
+    "allowed (403 forbidden), the body (413, 415, 422), the captcha (403 captcha_failed). A " +
+    "filled honeypot or a page outside allowedDomains is kept as spam and answered as a " +
+    "success. A client whose Accept prefers text/html gets a 303 to the thank-you page (or " +
+    "the form's custom redirect) and HTML error pages; every other client gets JSON.",
+  tags: ["intake"],
+  access: "public",
+  htmlErrors: true,
+});
+const preflight = apiOperation({
+  operationId: "preflightSubmitForm",
+  summary: "CORS preflight of a submission",
+  description:
+    "Access-Control-Allow-Origin is the request's Origin when the form's allowedDomains is " +
+    "empty or allows it; no CORS headers otherwise.",
+  tags: ["intake"],
+  access: "public",
+});
+const thanks = apiOperation({
+  operationId: "thankYouPage",
+  summary: "The thank-you page",
+  description:
+    "HTML: the form's own thank-you page (tp* members) when useCustomThankYouPage is on, " +
+    "else a plain one. Browsers are sent here after a submission.",
+  tags: ["intake"],
+  access: "public",
+  htmlErrors: true,
+});
 
 // The body arrives as bytes and is read by the handler, which knows the form's rules; the schema
 // documents it. Params and headers are checked as everywhere else.
@@ -137,35 +174,36 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
       onRequest: admit,
       validatorCompiler: intakeValidator,
       schema: {
-        operationId: "submitForm",
-        summary: "Submit a form",
-        description:
-          "Public: no api-key. Browsers post here from any page (an HTML form's action, or fetch), " +
-          "servers directly. Checks, in order: per address and form rate limit (429), the form " +
-          "exists (404), is open (403 form_closed), the address is not blacklisted and the country " +
-          "allowed (403 forbidden), the body (413, 415, 422), the captcha (403 captcha_failed). A " +
-          "filled honeypot or a page outside allowedDomains is kept as spam and answered as a " +
-          "success. A client whose Accept prefers text/html gets a 303 to the thank-you page (or " +
-          "the form's custom redirect) and HTML error pages; every other client gets JSON.",
-        tags: ["intake"],
+        ...submit.schema,
         consumes: [...INTAKE_MEDIA_TYPES],
         headers: IdempotencyHeaders,
         params: FormIdParams,
         body: SubmissionBody,
-        response: {
-          201: Accepted,
-          303: Type.Null({
-            description: "Accepted (browsers): to the thank-you page or the custom redirect",
-          }),
-          ...errorResponses(
-            "forbidden",
-            "not_found",
-            "payload_too_large",
-            "unsupported_media_type",
-            "unprocessable_entity",
-            "rate_limit_exceeded",
-          ),
-        },
+        response: submit.responses(
+          {
+            201: success(Accepted, "Accepted (JSON clients).", REPLAYED),
+            303: success(
+              Type.Null(),
+              "Accepted (browsers): to the thank-you page or the custom redirect.",
+              {
+                Location: {
+                  type: "string",
+                  description: "Where the browser goes next.",
+                  required: true,
+                },
+              },
+            ),
+          },
+          "rate_limit_exceeded",
+          "not_found",
+          "forbidden",
+          "form_closed",
+          "captcha_failed",
+          "payload_too_large",
+          "unsupported_media_type",
+          "unprocessable_entity",
+          "service_unavailable",
+        ),
       },
     },
     async (request, reply) => {
@@ -192,17 +230,12 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
     "/f/:formId",
     {
       schema: {
-        operationId: "preflightSubmitForm",
-        summary: "CORS preflight of a submission",
-        description:
-          "Access-Control-Allow-Origin is the request's Origin when the form's allowedDomains is " +
-          "empty or allows it; no CORS headers otherwise.",
-        tags: ["intake"],
+        ...preflight.schema,
         params: FormIdParams,
-        response: {
-          204: Type.Null({ description: "The CORS headers, when the origin may post" }),
-          ...errorResponses(),
-        },
+        response: preflight.responses(
+          { 204: success(Type.Null(), "The CORS headers, when the origin may post.") },
+          "service_unavailable",
+        ),
       },
     },
     async (request, reply) => {
@@ -218,20 +251,18 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
     "/f/:formId/thanks",
     {
       schema: {
-        operationId: "thankYouPage",
-        summary: "The thank-you page",
-        description:
-          "HTML: the form's own thank-you page (tp* members) when useCustomThankYouPage is on, " +
-          "else a plain one. Browsers are sent here after a submission.",
-        tags: ["intake"],
+        ...thanks.schema,
         params: FormIdParams,
-        response: {
-          200: {
-            description: "The page",
-            content: { "text/html": { schema: Type.String() } },
+        response: thanks.responses(
+          {
+            200: {
+              description: "The page",
+              content: { "text/html": { schema: Type.String() } },
+            } as unknown as TSchema,
           },
-          ...errorResponses("not_found"),
-        },
+          "not_found",
+          "service_unavailable",
+        ),
       },
     },
     async (request, reply) => {

@@ -3,7 +3,7 @@ import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import type { Database } from "../db/database.ts";
 import { FormIdParams, NoQuery } from "../forms/forms.schemas.ts";
-import { errorResponses } from "../http/errors.ts";
+import { apiOperation, success, WITH_BODY } from "../http/api-responses.ts";
 import { exportSubmissions } from "./submission-export.ts";
 import {
   ExportSubmissionsQuery,
@@ -15,13 +15,76 @@ import {
 } from "./submissions.schemas.ts";
 import * as submissions from "./submissions.service.ts";
 
-const keyed = ["unauthorized", "forbidden", "rate_limit_exceeded"] as const;
-const withBody = ["payload_too_large", "unsupported_media_type"] as const;
-const security = [{ apiKey: [] }];
-const tags = ["submissions"];
-
 const TENANT_RULE =
   "A form or submission of another organization answers the same 404 as a missing one.";
+
+const list = apiOperation({
+  operationId: "listSubmissions",
+  summary: "List a form's submissions",
+  description:
+    "Newest first, id as tie-breaker. `isSpam` picks the inbox (default) or spam; " +
+    "`search`, `since` and `until` narrow either. `meta.total` counts what the filters " +
+    "match; `meta.totalInbox` and `meta.totalSpam` count what they match in the inbox and " +
+    `in spam, whatever isSpam is. ${TENANT_RULE}`,
+  tags: ["submissions"],
+  access: "read",
+});
+const exportAll = apiOperation({
+  operationId: "exportSubmissions",
+  summary: "Export a form's submissions",
+  description:
+    "Every submission the filters select (the list's filters, without pages), newest " +
+    "first, streamed as an attachment named `<formId>-submissions.<csv|ndjson>`. CSV " +
+    "(default): RFC 4180, CRLF, UTF-8 with a byte order mark; columns `id`, `createdAt`, " +
+    "`isSpam`, one per answer id in order of first appearance (oldest submission first), " +
+    "then `files`; a cell starting with `=`, `+`, `-`, `@`, tab or carriage return is " +
+    "prefixed with `'`. NDJSON: one submission per line, as the API returns it. " +
+    TENANT_RULE,
+  tags: ["submissions"],
+  access: "read",
+});
+const read = apiOperation({
+  operationId: "getSubmission",
+  summary: "Read a submission",
+  description: TENANT_RULE,
+  tags: ["submissions"],
+  access: "read",
+});
+const update = apiOperation({
+  operationId: "updateSubmission",
+  summary: "Mark a submission as spam or not spam",
+  description:
+    "Marking spam sets `spamReason` to `manual` and takes one off the form's " +
+    "`submissions` count; marking not spam clears the reason and adds one back. Asking " +
+    `for the state it is already in changes nothing. ${TENANT_RULE}`,
+  tags: ["submissions"],
+  access: "full",
+});
+const remove = apiOperation({
+  operationId: "deleteSubmission",
+  summary: "Delete a submission",
+  description:
+    "The form's `submissions` count is unchanged: it counts every accepted submission. " +
+    TENANT_RULE,
+  tags: ["submissions"],
+  access: "full",
+});
+
+/** The export's answer: a stream of text, CSV or NDJSON, as an attachment. */
+const EXPORTED = {
+  description: "The export, streamed",
+  headers: {
+    "Content-Disposition": {
+      type: "string" as const,
+      description: 'attachment; filename="<formId>-submissions.<csv|ndjson>"',
+      required: true,
+    },
+  },
+  content: {
+    "text/csv": { schema: { type: "string" } },
+    "application/x-ndjson": { schema: { type: "string" } },
+  },
+};
 
 export const submissionsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (
   app,
@@ -30,23 +93,17 @@ export const submissionsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = as
   app.get(
     "/forms/:formId/submissions",
     {
-      config: { scope: "read" },
+      config: list.config,
       schema: {
-        operationId: "listSubmissions",
-        summary: "List a form's submissions",
-        description:
-          "Newest first, id as tie-breaker. `isSpam` picks the inbox (default) or spam; " +
-          "`search`, `since` and `until` narrow either. `meta.total` counts what the filters " +
-          "match; `meta.totalInbox` and `meta.totalSpam` count what they match in the inbox and " +
-          `in spam, whatever isSpam is. ${TENANT_RULE}`,
-        tags,
-        security,
+        ...list.schema,
         params: FormIdParams,
         querystring: ListSubmissionsQuery,
-        response: {
-          200: SubmissionList,
-          ...errorResponses(...keyed, "unprocessable_entity", "not_found"),
-        },
+        response: list.responses(
+          { 200: success(SubmissionList, "A page of submissions.") },
+          "unprocessable_entity",
+          "not_found",
+          "service_unavailable",
+        ),
       },
     },
     (request) =>
@@ -56,38 +113,17 @@ export const submissionsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = as
   app.get(
     "/forms/:formId/submissions/export",
     {
-      config: { scope: "read" },
+      config: exportAll.config,
       schema: {
-        operationId: "exportSubmissions",
-        summary: "Export a form's submissions",
-        description:
-          "Every submission the filters select (the list's filters, without pages), newest " +
-          "first, streamed as an attachment named `<formId>-submissions.<csv|ndjson>`. CSV " +
-          "(default): RFC 4180, CRLF, UTF-8 with a byte order mark; columns `id`, `createdAt`, " +
-          "`isSpam`, one per answer id in order of first appearance (oldest submission first), " +
-          "then `files`; a cell starting with `=`, `+`, `-`, `@`, tab or carriage return is " +
-          "prefixed with `'`. NDJSON: one submission per line, as the API returns it. " +
-          TENANT_RULE,
-        tags,
-        security,
+        ...exportAll.schema,
         params: FormIdParams,
         querystring: ExportSubmissionsQuery,
-        response: {
-          200: {
-            description: "The export, streamed",
-            headers: {
-              "Content-Disposition": {
-                type: "string",
-                description: 'attachment; filename="<formId>-submissions.<csv|ndjson>"',
-              },
-            },
-            content: {
-              "text/csv": { schema: { type: "string" } },
-              "application/x-ndjson": { schema: { type: "string" } },
-            },
-          },
-          ...errorResponses(...keyed, "unprocessable_entity", "not_found"),
-        },
+        response: exportAll.responses(
+          { 200: EXPORTED },
+          "unprocessable_entity",
+          "not_found",
+          "service_unavailable",
+        ),
       },
     },
     async (request, reply) => {
@@ -109,19 +145,17 @@ export const submissionsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = as
   app.get(
     "/forms/:formId/submissions/:submissionId",
     {
-      config: { scope: "read" },
+      config: read.config,
       schema: {
-        operationId: "getSubmission",
-        summary: "Read a submission",
-        description: TENANT_RULE,
-        tags,
-        security,
+        ...read.schema,
         params: SubmissionIdParams,
         querystring: NoQuery,
-        response: {
-          200: Submission,
-          ...errorResponses(...keyed, "unprocessable_entity", "not_found"),
-        },
+        response: read.responses(
+          { 200: success(Submission, "The submission.") },
+          "unprocessable_entity",
+          "not_found",
+          "service_unavailable",
+        ),
       },
     },
     (request) =>
@@ -136,23 +170,18 @@ export const submissionsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = as
   app.patch(
     "/forms/:formId/submissions/:submissionId",
     {
-      config: { scope: "full" },
+      config: update.config,
       schema: {
-        operationId: "updateSubmission",
-        summary: "Mark a submission as spam or not spam",
-        description:
-          "Marking spam sets `spamReason` to `manual` and takes one off the form's " +
-          "`submissions` count; marking not spam clears the reason and adds one back. Asking " +
-          `for the state it is already in changes nothing. ${TENANT_RULE}`,
-        tags,
-        security,
+        ...update.schema,
         params: SubmissionIdParams,
         querystring: NoQuery,
         body: UpdateSubmissionBody,
-        response: {
-          200: Submission,
-          ...errorResponses(...keyed, ...withBody, "unprocessable_entity", "not_found"),
-        },
+        response: update.responses(
+          { 200: success(Submission, "The submission as updated.") },
+          ...WITH_BODY,
+          "not_found",
+          "service_unavailable",
+        ),
       },
     },
     (request) =>
@@ -168,21 +197,18 @@ export const submissionsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = as
   app.delete(
     "/forms/:formId/submissions/:submissionId",
     {
-      config: { scope: "full" },
+      config: remove.config,
       schema: {
-        operationId: "deleteSubmission",
-        summary: "Delete a submission",
-        description:
-          "The form's `submissions` count is unchanged: it counts every accepted submission. " +
-          TENANT_RULE,
-        tags,
-        security,
+        ...remove.schema,
         params: SubmissionIdParams,
         querystring: NoQuery,
-        response: {
-          204: Type.Null({ description: "Deleted" }),
-          ...errorResponses(...keyed, "unprocessable_entity", "not_found"),
-        },
+        // A DELETE may carry a body, which is read (and refused) like any other.
+        response: remove.responses(
+          { 204: success(Type.Null(), "Deleted.") },
+          ...WITH_BODY,
+          "not_found",
+          "service_unavailable",
+        ),
       },
     },
     async (request, reply) => {

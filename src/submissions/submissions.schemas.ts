@@ -130,7 +130,7 @@ export const SubmissionList = Type.Object({
 
 export const UpdateSubmissionBody = Type.Object(
   { isSpam: Type.Boolean({ description: "true: move to spam; false: back to the inbox" }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ isSpam: true }] },
 );
 
 export type UpdateSubmissionInput = Static<typeof UpdateSubmissionBody>;

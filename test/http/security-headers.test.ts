@@ -129,10 +129,11 @@ describe("the reference page", () => {
       js: /^application\/javascript/,
       css: /^text\/css/,
       png: /^image\/png$/,
+      svg: /^image\/svg\+xml/,
     };
     for (const reference of references) {
       // Same origin: a path, never a scheme or a host.
-      assert.match(reference, /^\/docs\/static\/[\w.-]+$/, reference);
+      assert.match(reference, /^\/docs\/static\/(?:[\w-]+\/)*[\w.-]+$/, reference);
       const res = await fetch(`${base}${reference}`);
       await res.arrayBuffer();
       assert.equal(res.status, 200, reference);

@@ -6,6 +6,7 @@ import { openDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrations.ts";
 import { createMemoryRateLimiter } from "../../src/rate-limit/memory-rate-limiter.ts";
 import { buildTestApp, closeTestDatabase } from "../helpers.ts";
+import { checkEveryResponse } from "../http/response-conformance.ts";
 
 type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
 
@@ -38,12 +39,14 @@ test("/readyz → 503 once the store is closed; /healthz still 200", async () =>
   await migrate(db);
   const limiter = createMemoryRateLimiter({ windowSeconds: 60 });
   const app = await buildApp({ config: loadConfig({}), db, limiter });
+  await checkEveryResponse(app);
   try {
     const ready = await app.inject({ url: "/readyz" });
     assert.deepEqual([ready.statusCode, ready.json()], [200, { status: "ready" }]);
     await db.close();
     const res = await app.inject({ url: "/readyz" });
     assert.equal(res.statusCode, 503);
+    assert.equal(res.headers["retry-after"], "1");
     assert.deepEqual(res.json(), {
       error: { code: "service_unavailable", message: "store: is not reachable" },
     });

@@ -5,6 +5,7 @@ import { loadConfig } from "../../src/config.ts";
 import { type Database, isStoreUnreachable, openDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrations.ts";
 import { createMemoryRateLimiter } from "../../src/rate-limit/memory-rate-limiter.ts";
+import { checkEveryResponse } from "../http/response-conformance.ts";
 
 const unreachable = {
   error: { code: "service_unavailable", message: "store: is not reachable" },
@@ -13,6 +14,7 @@ const unreachable = {
 async function answersWhileDown(db: Database) {
   const limiter = createMemoryRateLimiter({ windowSeconds: 60 });
   const app = await buildApp({ config: loadConfig({}), db, limiter });
+  await checkEveryResponse(app);
   try {
     const answers = await Promise.all([
       app.inject({ url: "/api/v1/forms", headers: { "api-key": "fdk_anything" } }),
