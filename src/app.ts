@@ -8,6 +8,7 @@ import type { Database } from "./db/database.ts";
 import { formsRoutes } from "./forms/forms.routes.ts";
 import { healthRoutes } from "./health/health.routes.ts";
 import { API_PREFIX } from "./http/api-prefix.ts";
+import { registerClientAddress, trustFunction } from "./http/client-address.ts";
 import {
   clientErrorHandler,
   frameworkErrors,
@@ -44,7 +45,9 @@ export async function buildApp(dependencies: AppDependencies) {
       headersTimeout: Math.min(60_000, config.requestTimeoutSeconds * 1000),
       connectionsCheckingInterval: Math.min(30_000, config.requestTimeoutSeconds * 500),
     },
-    trustProxy: config.trustProxy,
+    // Fastify's reading of X-Forwarded-Host and -Proto follows the same proxies; the client's
+    // address is ours (registerClientAddress), which accepts only valid addresses.
+    trustProxy: trustFunction(config.trustProxy) ?? false,
     genReqId: (request) => {
       const given = request.headers["x-request-id"];
       return typeof given === "string" && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
@@ -57,6 +60,7 @@ export async function buildApp(dependencies: AppDependencies) {
     return503OnClosing: false,
     frameworkErrors,
   });
+  registerClientAddress(app, config.trustProxy);
   app.setValidatorCompiler(validatorCompiler);
   registerErrorHandling(app);
   registerJsonBodyParser(app);

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { proxyRanges, type TrustProxy } from "./http/client-address.ts";
 
 export interface Config {
   readonly port: number;
@@ -15,8 +16,8 @@ export interface Config {
   readonly requestTimeoutSeconds: number;
   readonly autoCloseSweepSeconds: number;
   readonly logLevel: string;
-  /** Whether X-Forwarded-For names the client: true only behind a reverse proxy that sets it. */
-  readonly trustProxy: boolean;
+  /** Which peers are reverse proxies whose X-Forwarded-For names the client (see TrustProxy). */
+  readonly trustProxy: TrustProxy;
 }
 
 export class ConfigError extends Error {}
@@ -30,11 +31,29 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return Number(raw);
 }
 
-function flag(env: NodeJS.ProcessEnv, name: string): boolean {
-  const raw = env[name]?.trim() ?? "";
-  if (raw === "" || raw === "false") return false;
-  if (raw === "true") return true;
-  throw new ConfigError(`${name}: must be true or false, got "${raw}"`);
+/**
+ * TRUST_PROXY: `false` (the default), a hop count, or a comma-separated list of proxy addresses,
+ * CIDR ranges and the names loopback, linklocal, uniquelocal. `true`, documented before hop counts
+ * existed, means one hop: the entry the nearest proxy wrote, never one the client wrote.
+ */
+function trustProxy(env: NodeJS.ProcessEnv): TrustProxy {
+  const raw = env.TRUST_PROXY?.trim() ?? "";
+  if (raw === "" || raw === "false" || raw === "0") return false;
+  if (raw === "true") return 1;
+  if (/^[0-9]+$/.test(raw)) {
+    if (Number(raw) > 100) {
+      throw new ConfigError(`TRUST_PROXY: a hop count must be at most 100, got "${raw}"`);
+    }
+    return Number(raw);
+  }
+  const entries = raw.split(",").map((entry) => entry.trim());
+  const wrong = entries.find((entry) => proxyRanges(entry) === null);
+  if (wrong !== undefined) {
+    throw new ConfigError(
+      `TRUST_PROXY: must be false, a hop count or a comma-separated list of proxy addresses and CIDR ranges; "${wrong}" is none of these`,
+    );
+  }
+  return Object.freeze(entries);
 }
 
 function text(env: NodeJS.ProcessEnv, name: string): string | null {
@@ -78,6 +97,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutSeconds: integer(env, "REQUEST_TIMEOUT_SECONDS", 30, 1, 3_600),
     autoCloseSweepSeconds: integer(env, "AUTO_CLOSE_SWEEP_SECONDS", 60, 1, 86_400),
     logLevel,
-    trustProxy: flag(env, "TRUST_PROXY"),
+    trustProxy: trustProxy(env),
   });
 }

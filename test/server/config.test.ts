@@ -39,7 +39,7 @@ test("every variable is read", () => {
     REQUEST_TIMEOUT_SECONDS: "12",
     AUTO_CLOSE_SWEEP_SECONDS: "5",
     LOG_LEVEL: "warn",
-    TRUST_PROXY: "true",
+    TRUST_PROXY: "10.0.0.0/8, 127.0.0.1,loopback",
   });
   assert.deepEqual(config, {
     port: 8080,
@@ -54,7 +54,7 @@ test("every variable is read", () => {
     requestTimeoutSeconds: 12,
     autoCloseSweepSeconds: 5,
     logLevel: "warn",
-    trustProxy: true,
+    trustProxy: ["10.0.0.0/8", "127.0.0.1", "loopback"],
   });
   assert.ok(Object.isFrozen(config));
 });
@@ -70,11 +70,27 @@ test("a bad value is refused with one line naming the variable", () => {
       { LOG_LEVEL: "loud" },
       'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
     ],
-    [{ TRUST_PROXY: "yes" }, 'TRUST_PROXY: must be true or false, got "yes"'],
+    [
+      { TRUST_PROXY: "yes" },
+      'TRUST_PROXY: must be false, a hop count or a comma-separated list of proxy addresses and CIDR ranges; "yes" is none of these',
+    ],
+    [
+      { TRUST_PROXY: "10.0.0.0/8,10.0.0.1/33" },
+      'TRUST_PROXY: must be false, a hop count or a comma-separated list of proxy addresses and CIDR ranges; "10.0.0.1/33" is none of these',
+    ],
+    [{ TRUST_PROXY: "101" }, 'TRUST_PROXY: a hop count must be at most 100, got "101"'],
   ];
   for (const [env, message] of cases) {
     assert.throws(() => loadConfig(env), new ConfigError(message));
   }
+});
+
+test("TRUST_PROXY: true is one hop, false and 0 are none, a number is a hop count", () => {
+  assert.equal(loadConfig({ TRUST_PROXY: "true" }).trustProxy, 1);
+  assert.equal(loadConfig({ TRUST_PROXY: "2" }).trustProxy, 2);
+  assert.equal(loadConfig({ TRUST_PROXY: "false" }).trustProxy, false);
+  assert.equal(loadConfig({ TRUST_PROXY: "0" }).trustProxy, false);
+  assert.deepEqual(loadConfig({ TRUST_PROXY: "::1, fd00::/8" }).trustProxy, ["::1", "fd00::/8"]);
 });
 
 // Buckets may live in a Redis shared with other runs: each test uses addresses of its own.
@@ -88,7 +104,7 @@ const keyless = (remoteAddress: string, forwardedFor: string) => ({
 });
 
 test("behind a proxy, keyless requests are limited per forwarded client address", async () => {
-  const built = await buildTestApp({ trustProxy: true, rateLimitUnauthenticatedMax: 1 });
+  const built = await buildTestApp({ trustProxy: 1, rateLimitUnauthenticatedMax: 1 });
   const [proxy, client, other] = [someAddress(), someAddress(), someAddress()];
   try {
     assert.equal((await built.app.inject(keyless(proxy, client))).statusCode, 401);
