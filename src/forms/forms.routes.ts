@@ -11,6 +11,7 @@ import {
   REPLAYED_HEADER,
   requestHash,
 } from "../idempotency/idempotency-key.ts";
+import { createExpensiveListGate, expensiveListLimits, ListBusyError } from "./expensive-lists.ts";
 import {
   CreateFormBody,
   Form,
@@ -27,20 +28,34 @@ const withBody = ["payload_too_large", "unsupported_media_type"] as const;
 const security = [{ apiKey: [] }];
 
 export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (app, { db }) => {
+  const expensiveLists = createExpensiveListGate(expensiveListLimits(db));
   app.get(
     "/forms",
     {
       config: { scope: "read" },
       schema: {
         summary: "List forms",
-        description: "Forms of the key's organization, newest first or by submissions.",
+        description:
+          "Forms of the key's organization, newest first or by submissions. A search counts and " +
+          "pages through at most 10,000 matches (`meta.totalCapped`). Searches and pages past the " +
+          "200th form take turns per organization: one that waits more than a second for its turn " +
+          "is answered 429 (503 when other organizations hold the turns), with `Retry-After`.",
         tags: ["forms"],
         security,
         querystring: ListFormsQuery,
         response: { 200: FormList, ...errorResponses(...keyed, "unprocessable_entity") },
       },
     },
-    (request) => forms.listForms(db, request.owner, request.query),
+    async (request, reply) => {
+      try {
+        return await forms.listForms(db, expensiveLists, request.owner, request.query);
+      } catch (error) {
+        if (error instanceof ListBusyError) {
+          reply.header("Retry-After", String(error.retryAfterSeconds));
+        }
+        throw error;
+      }
+    },
   );
 
   app.post(
