@@ -21,9 +21,19 @@ const NOISY_CLIENTS = 20;
 const BASELINE_MS = byProfile(3_000, 10_000);
 const NOISE_MS = byProfile(10_000, 30_000);
 
-// Bounds that hold on a loaded 2-core machine (the figures are in docs/reliability.md).
-const VICTIM_P99_MS = 2_000;
-const HEALTHZ_P99_MS = 500;
+/**
+ * Bounds that hold on a loaded 2-core machine (the figures are in docs/reliability.md), and that
+ * the code before issue 8 broke: the victim's p50 was 490 ms on PostgreSQL and 1.2 s on the
+ * embedded store, where /healthz waited 3.5 s.
+ */
+interface Bounds {
+  victimP50Ms: number;
+  victimP99Ms: number;
+  healthzP99Ms: number;
+}
+const POSTGRES_BOUNDS: Bounds = { victimP50Ms: 100, victimP99Ms: 500, healthzP99Ms: 250 };
+// One statement at a time: the victim's waits behind one expensive list.
+const EMBEDDED_BOUNDS: Bounds = { victimP50Ms: 500, victimP99Ms: 2_000, healthzP99Ms: 500 };
 
 /**
  * What the issue's noisy tenant sent (a search for a word every form has, sorted, 1,990 pages
@@ -74,7 +84,7 @@ async function seedStore(store: StoreEnv): Promise<Seeded> {
   }
 }
 
-async function noisyNeighbour(t: TestContext, store: StoreEnv) {
+async function noisyNeighbour(t: TestContext, store: StoreEnv, bounds: Bounds) {
   figure(t, "profile", `${PROFILE} (${LARGE_ORGANIZATION} forms, ${NOISY_CLIENTS} noisy clients)`);
   figure(t, "store", store.name);
   const seedStartedAt = Date.now();
@@ -153,12 +163,16 @@ async function noisyNeighbour(t: TestContext, store: StoreEnv) {
     }
     for (const line of noisy.operationLines()) figure(t, "noisy", line);
 
+    const victimP50 = percentile(loaded.latencies("victim list"), 50);
     const victimP99 = percentile(loaded.latencies("victim list"), 99);
     const healthP99 = percentile(loaded.latencies("healthz"), 99);
     assert.equal(problems.count, 0, `unexpected outcomes: ${problems.summary()}`);
     assert.ok(noisy.count((outcome) => outcome === "200") > 0, "some expensive lists were served");
-    assert.ok(victimP99 <= VICTIM_P99_MS, `victim list p99 ${victimP99} ms > ${VICTIM_P99_MS} ms`);
-    assert.ok(healthP99 <= HEALTHZ_P99_MS, `/healthz p99 ${healthP99} ms > ${HEALTHZ_P99_MS} ms`);
+    const within = (name: string, value: number, bound: number) =>
+      assert.ok(value <= bound, `${name} ${value} ms > ${bound} ms`);
+    within("victim list p50", victimP50, bounds.victimP50Ms);
+    within("victim list p99", victimP99, bounds.victimP99Ms);
+    within("/healthz p99", healthP99, bounds.healthzP99Ms);
     assert.equal(server.child.exitCode, null, "the server is still running");
   } finally {
     agent.destroy();
@@ -169,7 +183,7 @@ async function noisyNeighbour(t: TestContext, store: StoreEnv) {
 test(`noisy neighbour, embedded store: ${NOISY_CLIENTS} clients' expensive lists on a large organization leave another organization's list and /healthz answering`, async (t) => {
   const store = await embeddedStore();
   try {
-    await noisyNeighbour(t, store);
+    await noisyNeighbour(t, store, EMBEDDED_BOUNDS);
   } finally {
     await store.cleanup();
   }
@@ -182,7 +196,7 @@ test(`noisy neighbour, PostgreSQL: the same`, async (t) => {
     return;
   }
   try {
-    await noisyNeighbour(t, store);
+    await noisyNeighbour(t, store, POSTGRES_BOUNDS);
   } finally {
     await store.cleanup();
   }
