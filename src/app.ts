@@ -9,6 +9,7 @@ import { formsRoutes } from "./forms/forms.routes.ts";
 import { healthRoutes } from "./health/health.routes.ts";
 import { homeRoutes } from "./home/home.routes.ts";
 import { API_PREFIX } from "./http/api-prefix.ts";
+import { registerClientAddress, trustFunction } from "./http/client-address.ts";
 import {
   clientErrorHandler,
   frameworkErrors,
@@ -54,7 +55,9 @@ export async function buildApp(dependencies: AppDependencies) {
       headersTimeout: Math.min(60_000, config.requestTimeoutSeconds * 1000),
       connectionsCheckingInterval: Math.min(30_000, config.requestTimeoutSeconds * 500),
     },
-    trustProxy: config.trustProxy,
+    // Fastify's reading of X-Forwarded-Host and -Proto follows the same proxies; the client's
+    // address is ours (registerClientAddress), which accepts only valid addresses.
+    trustProxy: trustFunction(config.trustProxy) ?? false,
     genReqId: (request) => {
       const given = request.headers["x-request-id"];
       return typeof given === "string" && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
@@ -67,6 +70,7 @@ export async function buildApp(dependencies: AppDependencies) {
     return503OnClosing: false,
     frameworkErrors,
   });
+  registerClientAddress(app, config.trustProxy);
   app.setValidatorCompiler(validatorCompiler);
   registerErrorHandling(app);
   registerSecurityHeaders(app);

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { proxyRanges, type TrustProxy } from "./http/client-address.ts";
 import type { CaptchaProvider } from "./intake/captcha.ts";
 import { DEFAULT_VERIFY_URLS } from "./intake/captcha-verifier.ts";
 
@@ -19,8 +20,8 @@ export interface Config {
   /** How often expired submissions are deleted. */
   readonly retentionSweepSeconds: number;
   readonly logLevel: string;
-  /** Whether X-Forwarded-For names the client: true only behind a reverse proxy that sets it. */
-  readonly trustProxy: boolean;
+  /** Which peers are reverse proxies whose X-Forwarded-For names the client (see TrustProxy). */
+  readonly trustProxy: TrustProxy;
   /** The header a trusted proxy writes the client's country into, lower-cased; null: none. */
   readonly countryHeader: string | null;
   readonly captchaVerifyUrls: Readonly<Record<CaptchaProvider, string>>;
@@ -45,11 +46,29 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return Number(raw);
 }
 
-function flag(env: NodeJS.ProcessEnv, name: string): boolean {
-  const raw = env[name]?.trim() ?? "";
-  if (raw === "" || raw === "false") return false;
-  if (raw === "true") return true;
-  throw new ConfigError(`${name}: must be true or false, got "${raw}"`);
+/**
+ * TRUST_PROXY: `false` (the default), a hop count, or a comma-separated list of proxy addresses,
+ * CIDR ranges and the names loopback, linklocal, uniquelocal. `true`, documented before hop counts
+ * existed, means one hop: the entry the nearest proxy wrote, never one the client wrote.
+ */
+function trustProxy(env: NodeJS.ProcessEnv): TrustProxy {
+  const raw = env.TRUST_PROXY?.trim() ?? "";
+  if (raw === "" || raw === "false" || raw === "0") return false;
+  if (raw === "true") return 1;
+  if (/^[0-9]+$/.test(raw)) {
+    if (Number(raw) > 100) {
+      throw new ConfigError(`TRUST_PROXY: a hop count must be at most 100, got "${raw}"`);
+    }
+    return Number(raw);
+  }
+  const entries = raw.split(",").map((entry) => entry.trim());
+  const wrong = entries.find((entry) => proxyRanges(entry) === null);
+  if (wrong !== undefined) {
+    throw new ConfigError(
+      `TRUST_PROXY: must be false, a hop count or a comma-separated list of proxy addresses and CIDR ranges; "${wrong}" is none of these`,
+    );
+  }
+  return Object.freeze(entries);
 }
 
 function text(env: NodeJS.ProcessEnv, name: string): string | null {
@@ -81,6 +100,20 @@ function headerName(env: NodeJS.ProcessEnv, name: string): string | null {
     throw new ConfigError(`${name}: must be an HTTP header name, got "${raw}"`);
   }
   return raw?.toLowerCase() ?? null;
+}
+
+/**
+ * A country header is believed only from a trusted proxy: without one, any client could write
+ * it and pass a form's country rule.
+ */
+function countryHeader(env: NodeJS.ProcessEnv): string | null {
+  const header = headerName(env, "COUNTRY_HEADER");
+  if (header !== null && trustProxy(env) === false) {
+    throw new ConfigError(
+      "COUNTRY_HEADER: needs TRUST_PROXY, since only a trusted proxy's header can be believed",
+    );
+  }
+  return header;
 }
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -120,8 +153,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     autoCloseSweepSeconds: integer(env, "AUTO_CLOSE_SWEEP_SECONDS", 60, 1, 86_400),
     retentionSweepSeconds: integer(env, "RETENTION_SWEEP_SECONDS", 3_600, 1, 86_400),
     logLevel,
-    trustProxy: flag(env, "TRUST_PROXY"),
-    countryHeader: headerName(env, "COUNTRY_HEADER"),
+    trustProxy: trustProxy(env),
+    countryHeader: countryHeader(env),
     captchaVerifyUrls: Object.freeze({
       turnstile: httpUrl(env, "TURNSTILE_VERIFY_URL", DEFAULT_VERIFY_URLS.turnstile),
       hcaptcha: httpUrl(env, "HCAPTCHA_VERIFY_URL", DEFAULT_VERIFY_URLS.hcaptcha),

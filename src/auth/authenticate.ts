@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Database } from "../db/database.ts";
 import { AppError } from "../http/errors.ts";
+import { addressBucket } from "../rate-limit/address-bucket.ts";
 import type { RateLimitDecision, RateLimiter } from "../rate-limit/rate-limiter.ts";
 import { findActiveKey, type KeyOwner } from "./api-keys.repository.ts";
 import { hashApiKey, type Scope } from "./api-keys.ts";
@@ -51,7 +52,7 @@ export function registerAuthentication(app: FastifyInstance, options: AuthOption
   app.decorateRequest("owner", null as unknown as KeyOwner);
 
   async function refuseUnknown(request: FastifyRequest, reply: FastifyReply, reason: string) {
-    const decision = await limiter.consume(`address:${request.ip}`, addressQuota);
+    const decision = await limiter.consume(addressBucket(request.ip), addressQuota);
     if (!decision.allowed) throw tooManyRequests(reply, decision);
     throw new AppError("unauthorized", `api-key: ${reason}`);
   }

@@ -1,7 +1,5 @@
-import { mkdir } from "node:fs/promises";
-import { PGlite } from "@electric-sql/pglite";
-import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import pg from "pg";
+import { openPgliteThread } from "./pglite-store.ts";
 
 export interface QueryOptions {
   /**
@@ -9,6 +7,8 @@ export interface QueryOptions {
    * whose best plan depends on a parameter's value, such as a LIKE pattern.
    */
   planEachTime?: boolean;
+  /** No statement timeout: for migrations, never on a request path. */
+  unbounded?: boolean;
 }
 
 /** Anything that runs parameterized SQL: the database itself or one of its transactions. */
@@ -39,44 +39,16 @@ export interface DatabaseOptions {
   dataDir: string | null;
 }
 
-export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir);
-}
-
 /**
- * PGlite sends a Date as `toISOString()`, which writes a year past 9999 as `+010000`, a form
- * PostgreSQL refuses; without the sign and the padding it reads it.
+ * The longest a statement may take. Queries on a request path are bounded far below it (see
+ * forms.repository.ts); it stops whatever was missed before it holds the store for the others.
  */
-const asPgliteParameter = (value: unknown) =>
-  value instanceof Date ? value.toISOString().replace(/^\+0*/, "") : value;
+export const STATEMENT_TIMEOUT_MS = 5_000;
 
-async function openPglite(dataDir: string | null): Promise<Database> {
-  if (dataDir) await mkdir(dataDir, { recursive: true });
-  const db = await PGlite.create(dataDir ?? undefined, { extensions: { pg_trgm } });
-  const run = async <Row>(q: Pick<PGlite, "query">, sql: string, params?: readonly unknown[]) =>
-    (await q.query<Row>(sql, params?.map(asPgliteParameter))).rows;
-  return {
-    kind: "pglite",
-    query: (sql, params) => run(db, sql, params),
-    transaction: (work) => db.transaction((tx) => work({ query: (sql, p) => run(tx, sql, p) })),
-    listen(channel, handlers) {
-      // One process owns an embedded store, so its listener is never cut off.
-      const stop = db.listen(channel, handlers.message).then(
-        (unlisten) => {
-          handlers.connected();
-          return unlisten;
-        },
-        // A closed store: nothing to listen to, and never `connected`.
-        () => async () => {},
-      );
-      return async () => {
-        const unlisten = await stop;
-        // Closing the store has already ended every listener.
-        if (!db.closed) await unlisten();
-      };
-    },
-    close: () => db.close(),
-  };
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.databaseUrl
+    ? openPostgres(options.databaseUrl)
+    : openPgliteThread(options.dataDir, STATEMENT_TIMEOUT_MS);
 }
 
 async function openPostgres(connectionString: string): Promise<Database> {
@@ -86,6 +58,10 @@ async function openPostgres(connectionString: string): Promise<Database> {
     connectionTimeoutMillis: 5_000,
     // A statement that hangs (a dead server, a lock) must not hold a request forever.
     query_timeout: 10_000,
+    // The server stops a statement that runs too long; JIT compilation, which PostgreSQL starts
+    // for a statement it expects to be expensive, costs more than it saves on such short ones.
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    options: "-c jit=off",
   });
   // An idle client losing its connection (a server restart) must not crash the process.
   pool.on("error", () => {});
@@ -136,9 +112,9 @@ async function openPostgres(connectionString: string): Promise<Database> {
   };
 }
 
-// SQLSTATE: connection exceptions (class 08), too many connections, and a server shutting down,
-// crashed or starting.
-const UNREACHABLE_STATES = /^(08...|53300|57P0[123])$/;
+// SQLSTATE: connection exceptions (class 08), too many connections, a statement stopped by its
+// timeout, and a server shutting down, crashed or starting.
+const UNREACHABLE_STATES = /^(08...|53300|57014|57P0[123])$/;
 const UNREACHABLE_SOCKET = new Set([
   "ECONNREFUSED",
   "ECONNRESET",

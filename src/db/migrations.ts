@@ -10,7 +10,9 @@ const MIGRATION_LOCK = 7_310_466_318;
  */
 export async function migrate(db: Database): Promise<string[]> {
   return db.transaction(async (tx) => {
-    await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+    // A migration rewrites whole tables: it is not bounded as a request's statement is.
+    await tx.query("SET LOCAL statement_timeout = 0");
+    await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK], { unbounded: true });
     await tx.query(
       "CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
     );
@@ -20,7 +22,9 @@ export async function migrate(db: Database): Promise<string[]> {
     const applied: string[] = [];
     for (const migration of MIGRATIONS) {
       if (done.has(migration.name)) continue;
-      for (const statement of migration.statements) await tx.query(statement);
+      for (const statement of migration.statements) {
+        await tx.query(statement, [], { unbounded: true });
+      }
       await tx.query("INSERT INTO schema_migrations (name) VALUES ($1)", [migration.name]);
       applied.push(migration.name);
     }

@@ -165,10 +165,18 @@ export interface ListFilter {
 export type ListSort = "createdAt" | "submissions";
 
 export interface FormPage {
-  /** How many forms match the filter, on every page. */
+  /** How many forms match the filter, on every page; at most SEARCH_MATCH_CAP for a search. */
   total: number;
+  /** A search that matches more than SEARCH_MATCH_CAP forms: `total` is the cap. */
+  capped: boolean;
   rows: FormListRow[];
 }
+
+/**
+ * A search counts and pages through at most this many matches: its cost grows with them, and
+ * one organization's search for a common word must not hold the store for the others.
+ */
+export const SEARCH_MATCH_CAP = 10_000;
 
 // `forms.submissions`: the folded column, which the index holds (a bare `submissions` would name
 // the exact count in the select list).
@@ -188,7 +196,7 @@ const LIST_COLUMNS = `id, name, type, created_at AS "createdAt", updated_at AS "
   organization_id AS "organizationId"`;
 
 /** Past this many rows, walking the offset in the index alone beats reading rows as it goes. */
-const DEEP_OFFSET = 200n;
+export const DEEP_OFFSET = 200n;
 
 interface PageShape {
   byType: boolean;
@@ -204,8 +212,8 @@ interface PageShape {
  * offset + limit by the folded count and those with counts still in slots: ordered again by their
  * exact count, those give the page as if every count were folded.
  */
-function bySubmissionsPage(where: string): string {
-  return `SELECT ${LIST_COLUMNS} FROM forms WHERE id IN (
+function bySubmissionsPage(where: string, withinTotal: string): string {
+  return `SELECT ${LIST_COLUMNS} FROM forms WHERE ${withinTotal} AND id IN (
       (SELECT id FROM forms WHERE ${where}
         ORDER BY ${ORDER_BY.submissions} LIMIT $5::int8 + $6::int8)
       UNION
@@ -226,22 +234,26 @@ function pageStatement({ byType, bySearch, deep, sort }: PageShape): string {
   const named = bySearch ? "normalize(name, NFC) ILIKE $4" : "$4::text IS NULL";
   const where = `organization_id = $2 AND ${ofType} AND ${named}`;
   // Without a search the total is the kept count; with one it is counted, through the trigram
-  // index. A page past the end reads no rows, however large its offset.
+  // index, up to one match past its cap (to tell a capped total from an exact one).
   const total = bySearch
-    ? `SELECT count(*) AS total FROM forms WHERE ${where}`
+    ? `SELECT count(*) AS total FROM (
+         SELECT 1 FROM forms WHERE ${where} LIMIT ${SEARCH_MATCH_CAP + 1}) matches`
     : `SELECT COALESCE(sum(count), 0) AS total FROM form_counts
         WHERE organization_id = $2 AND ${ofType}`;
+  // A page past the end, or past a search's cap, reads no rows however large its offset: the
+  // condition names only the total, so it is checked once, before the page's plan runs.
+  const withinTotal = `$6::int8 < ${bySearch ? `LEAST(t.total, ${SEARCH_MATCH_CAP})` : "t.total"}`;
   // A deep page walks its offset in the index alone and reads only its own rows from the table.
   const page =
     sort === "submissions"
-      ? bySubmissionsPage(where)
+      ? bySubmissionsPage(where, withinTotal)
       : deep && !bySearch
-        ? `SELECT ${LIST_COLUMNS} FROM forms WHERE id IN (
+        ? `SELECT ${LIST_COLUMNS} FROM forms WHERE ${withinTotal} AND id IN (
              SELECT id FROM forms WHERE ${where} ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6)`
-        : `SELECT ${LIST_COLUMNS} FROM forms WHERE ${where}
+        : `SELECT ${LIST_COLUMNS} FROM forms WHERE ${withinTotal} AND ${where}
             ORDER BY ${ORDER_BY[sort]} LIMIT $5 OFFSET $6`;
   return `SELECT t.total::int8 AS total, p.* FROM (${total}) t
-    LEFT JOIN LATERAL (${page}) p ON $6::int8 < t.total
+    LEFT JOIN LATERAL (${page}) p ON true
     ORDER BY ${PAGE_ORDER[sort]}`;
 }
 
@@ -282,9 +294,14 @@ export async function listFormPage(
     // A plan made for a selective term would walk the whole trigram index for a short one.
     { planEachTime: filter.namePattern !== null },
   );
-  const total = Number(rows[0]?.total ?? 0);
-  // A page with no rows still answers its total, in one row of nulls.
-  return { total, rows: rows[0]?.id ? rows.map(({ total: _total, ...row }) => row) : [] };
+  const counted = Number(rows[0]?.total ?? 0);
+  const capped = shape.bySearch && counted > SEARCH_MATCH_CAP;
+  return {
+    total: capped ? SEARCH_MATCH_CAP : counted,
+    capped,
+    // A page with no rows still answers its total, in one row of nulls.
+    rows: rows[0]?.id ? rows.map(({ total: _total, ...row }) => row) : [],
+  };
 }
 
 /** Persists deadlines that have passed, so the stored switch agrees with what clients read. */

@@ -11,6 +11,7 @@ import {
   REPLAYED_HEADER,
   requestHash,
 } from "../idempotency/idempotency-key.ts";
+import { createExpensiveListGate, expensiveListLimits, ListBusyError } from "./expensive-lists.ts";
 import {
   CreateFormBody,
   Form,
@@ -37,7 +38,11 @@ const list = apiOperation({
   operationId: "listForms",
   summary: "List forms",
   description:
-    "The forms of the key's organization, a page at a time: newest first, or by submissions.",
+    "The forms of the key's organization, a page at a time: newest first, or by submissions. A " +
+    "search counts and pages through at most 10,000 matches (`meta.totalCapped`). Searches and " +
+    "pages past the 200th form take turns per organization: one that waits more than a second " +
+    "for its turn is answered 429 (503 when other organizations hold the turns), with " +
+    "`Retry-After`.",
   tags: ["forms"],
   access: "read",
 });
@@ -74,6 +79,7 @@ const remove = apiOperation({
 });
 
 export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (app, { db }) => {
+  const expensiveLists = createExpensiveListGate(expensiveListLimits(db));
   app.get(
     "/forms",
     {
@@ -88,7 +94,16 @@ export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (a
         ),
       },
     },
-    (request) => forms.listForms(db, request.owner, request.query),
+    async (request, reply) => {
+      try {
+        return await forms.listForms(db, expensiveLists, request.owner, request.query);
+      } catch (error) {
+        if (error instanceof ListBusyError) {
+          reply.header("Retry-After", String(error.retryAfterSeconds));
+        }
+        throw error;
+      }
+    },
   );
 
   app.post(

@@ -305,7 +305,15 @@ export type ListFormsParams = Static<typeof ListFormsQuery>;
 
 export const FormList = Type.Object({
   data: Type.Array(FormListItem),
-  meta: Type.Object({ total: Type.Integer() }),
+  meta: Type.Object({
+    total: Type.Integer(),
+    totalCapped: Type.Optional(
+      Type.Literal(true, {
+        description:
+          "Present when a search matches more than 10,000 forms: `total` is 10,000, and pages go no further",
+      }),
+    ),
+  }),
   pagination: Type.Object({
     totalPages: Type.Integer(),
     currentPage: Type.Integer(),

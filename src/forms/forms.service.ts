@@ -4,6 +4,7 @@ import { formNotFound, invalid } from "../http/errors.ts";
 import { newId } from "../ids.ts";
 import { autoCloseInstant } from "./auto-close.ts";
 import { nextClosingState } from "./closing.ts";
+import type { ExpensiveListGate } from "./expensive-lists.ts";
 import { DEFAULT_SETTINGS, type FormSettings } from "./form-defaults.ts";
 import * as repository from "./forms.repository.ts";
 import type {
@@ -208,7 +209,16 @@ function containsPattern(term: string): string {
   return `%${term.normalize("NFC").replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-export async function listForms(db: Database, owner: KeyOwner, params: ListFormsParams) {
+/**
+ * `gate` takes turns for the lists whose cost grows with the organization (a search, a deep page),
+ * so that one organization's cannot starve the others.
+ */
+export async function listForms(
+  db: Database,
+  gate: ExpensiveListGate,
+  owner: KeyOwner,
+  params: ListFormsParams,
+) {
   const page = params.page ?? 1;
   const pageSize = params.pageSize ?? 20;
   const filter: repository.ListFilter = {
@@ -218,14 +228,18 @@ export async function listForms(db: Database, owner: KeyOwner, params: ListForms
   };
   // BigInt: page may be as large as 2^53 - 1, and page × pageSize is not safe as a Number.
   const offset = BigInt(page - 1) * BigInt(pageSize);
-  const { total, rows } = await repository.listFormPage(
-    db,
-    filter,
-    params.sort ?? "createdAt",
-    pageSize,
-    offset,
-    new Date(),
-  );
+  const read = () =>
+    repository.listFormPage(db, filter, params.sort ?? "createdAt", pageSize, offset, new Date());
+  const expensive = filter.namePattern !== null || offset >= repository.DEEP_OFFSET;
+  const { total, capped, rows } = expensive
+    ? await gate.run(owner.organizationId, read)
+    : await read();
+  if (capped && offset >= BigInt(repository.SEARCH_MATCH_CAP)) {
+    throw invalid(
+      "page",
+      `a search lists only its first ${repository.SEARCH_MATCH_CAP} matches, up to page ${Math.ceil(repository.SEARCH_MATCH_CAP / pageSize)} at pageSize ${pageSize}; narrow the search`,
+    );
+  }
   const totalPages = Math.ceil(total / pageSize);
   const data: FormListItemRecord[] = rows.map((row) => ({
     ...row,
@@ -236,7 +250,7 @@ export async function listForms(db: Database, owner: KeyOwner, params: ListForms
   }));
   return {
     data,
-    meta: { total },
+    meta: capped ? { total, totalCapped: true as const } : { total },
     pagination: {
       totalPages,
       currentPage: page,

@@ -52,7 +52,7 @@ test("every variable is read", () => {
     AUTO_CLOSE_SWEEP_SECONDS: "5",
     RETENTION_SWEEP_SECONDS: "600",
     LOG_LEVEL: "warn",
-    TRUST_PROXY: "true",
+    TRUST_PROXY: "10.0.0.0/8, 127.0.0.1,loopback",
     COUNTRY_HEADER: "CF-IPCountry",
     TURNSTILE_VERIFY_URL: "http://127.0.0.1:9001/turnstile",
     HCAPTCHA_VERIFY_URL: "http://127.0.0.1:9001/hcaptcha",
@@ -77,7 +77,7 @@ test("every variable is read", () => {
     autoCloseSweepSeconds: 5,
     retentionSweepSeconds: 600,
     logLevel: "warn",
-    trustProxy: true,
+    trustProxy: ["10.0.0.0/8", "127.0.0.1", "loopback"],
     countryHeader: "cf-ipcountry",
     captchaVerifyUrls: {
       turnstile: "http://127.0.0.1:9001/turnstile",
@@ -108,10 +108,13 @@ test("a bad value is refused with one line naming the variable", () => {
       { RETENTION_SWEEP_SECONDS: "0" },
       'RETENTION_SWEEP_SECONDS: must be an integer from 1 to 86400, got "0"',
     ],
-    [{ TRUST_PROXY: "yes" }, 'TRUST_PROXY: must be true or false, got "yes"'],
     [
-      { COUNTRY_HEADER: "CF IPCountry" },
+      { COUNTRY_HEADER: "CF IPCountry", TRUST_PROXY: "1" },
       'COUNTRY_HEADER: must be an HTTP header name, got "CF IPCountry"',
+    ],
+    [
+      { COUNTRY_HEADER: "CF-IPCountry" },
+      "COUNTRY_HEADER: needs TRUST_PROXY, since only a trusted proxy's header can be believed",
     ],
     [
       { TURNSTILE_VERIFY_URL: "ftp://x/verify" },
@@ -123,10 +126,27 @@ test("a bad value is refused with one line naming the variable", () => {
     ],
     [{ CAPTCHA_MIN_SCORE: "1.5" }, 'CAPTCHA_MIN_SCORE: must be a number from 0 to 1, got "1.5"'],
     [{ CAPTCHA_MIN_SCORE: ".5" }, 'CAPTCHA_MIN_SCORE: must be a number from 0 to 1, got ".5"'],
+    [
+      { TRUST_PROXY: "yes" },
+      'TRUST_PROXY: must be false, a hop count or a comma-separated list of proxy addresses and CIDR ranges; "yes" is none of these',
+    ],
+    [
+      { TRUST_PROXY: "10.0.0.0/8,10.0.0.1/33" },
+      'TRUST_PROXY: must be false, a hop count or a comma-separated list of proxy addresses and CIDR ranges; "10.0.0.1/33" is none of these',
+    ],
+    [{ TRUST_PROXY: "101" }, 'TRUST_PROXY: a hop count must be at most 100, got "101"'],
   ];
   for (const [env, message] of cases) {
     assert.throws(() => loadConfig(env), new ConfigError(message));
   }
+});
+
+test("TRUST_PROXY: true is one hop, false and 0 are none, a number is a hop count", () => {
+  assert.equal(loadConfig({ TRUST_PROXY: "true" }).trustProxy, 1);
+  assert.equal(loadConfig({ TRUST_PROXY: "2" }).trustProxy, 2);
+  assert.equal(loadConfig({ TRUST_PROXY: "false" }).trustProxy, false);
+  assert.equal(loadConfig({ TRUST_PROXY: "0" }).trustProxy, false);
+  assert.deepEqual(loadConfig({ TRUST_PROXY: "::1, fd00::/8" }).trustProxy, ["::1", "fd00::/8"]);
 });
 
 // Buckets may live in a Redis shared with other runs: each test uses addresses of its own.
@@ -140,7 +160,7 @@ const keyless = (remoteAddress: string, forwardedFor: string) => ({
 });
 
 test("behind a proxy, keyless requests are limited per forwarded client address", async () => {
-  const built = await buildTestApp({ trustProxy: true, rateLimitUnauthenticatedMax: 1 });
+  const built = await buildTestApp({ trustProxy: 1, rateLimitUnauthenticatedMax: 1 });
   const [proxy, client, other] = [someAddress(), someAddress(), someAddress()];
   try {
     assert.equal((await built.app.inject(keyless(proxy, client))).statusCode, 401);

@@ -1,0 +1,156 @@
+import { Worker } from "node:worker_threads";
+import type { Database, NotificationHandlers, QueryOptions } from "./database.ts";
+import type { ThreadReply, ThreadRequest } from "./pglite-protocol.ts";
+
+/**
+ * PGlite sends a Date as `toISOString()`, which writes a year past 9999 as `+010000`, a form
+ * PostgreSQL refuses; without the sign and the padding it reads it.
+ */
+const asPgliteParameter = (value: unknown) =>
+  value instanceof Date ? value.toISOString().replace(/^\+0*/, "") : value;
+
+type Request = ThreadRequest extends infer R
+  ? R extends ThreadRequest
+    ? Omit<R, "id">
+    : never
+  : never;
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/** SQLSTATE query_canceled, as PostgreSQL's statement_timeout answers. */
+const timedOut = (ms: number) =>
+  Object.assign(new Error(`statement: the embedded store did not answer within ${ms} ms`), {
+    code: "57014",
+  });
+
+/**
+ * The embedded store, run on a thread of its own (pglite-thread.ts) behind the `Database`
+ * interface. PGlite cannot cancel a statement (it does not honour statement_timeout: its WASM
+ * runs without signals), so a statement not answered within `statementTimeoutMs` fails here
+ * with query_canceled while the store finishes it; the work it may take is bounded by the queries.
+ */
+export async function openPgliteThread(
+  dataDir: string | null,
+  statementTimeoutMs: number,
+): Promise<Database> {
+  const worker = new Worker(new URL("./pglite-thread.ts", import.meta.url), {
+    workerData: { dataDir },
+  });
+  const pending = new Map<number, Pending>();
+  const listeners = new Map<number, NotificationHandlers>();
+  let nextId = 1;
+  let closed: Error | null = null;
+
+  // The thread keeps the process alive only while a request waits for it, as a socket would.
+  const holdProcess = () => (pending.size > 0 ? worker.ref() : worker.unref());
+  holdProcess();
+
+  const settle = (id: number) => {
+    const entry = pending.get(id);
+    if (!entry) return undefined;
+    pending.delete(id);
+    clearTimeout(entry.timer);
+    holdProcess();
+    return entry;
+  };
+
+  function call<T>(request: Request, timeoutMs?: number): Promise<T> {
+    if (closed) return Promise.reject(closed);
+    const id = nextId++;
+    return new Promise<T>((resolve, reject) => {
+      const timer = timeoutMs
+        ? setTimeout(() => settle(id)?.reject(timedOut(timeoutMs)), timeoutMs)
+        : undefined;
+      pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer });
+      holdProcess();
+      worker.postMessage({ ...request, id });
+    });
+  }
+
+  const stop = (reason: string) => {
+    closed ??= new Error(`PGlite is closed: ${reason}`);
+    for (const id of [...pending.keys()]) settle(id)?.reject(closed);
+  };
+
+  worker.on("message", (reply: ThreadReply) => {
+    if ("listener" in reply) {
+      listeners.get(reply.listener)?.message(reply.payload);
+      return;
+    }
+    const entry = settle(reply.id);
+    if (!entry) return;
+    if ("error" in reply) entry.reject(Object.assign(new Error(reply.error.message), reply.error));
+    else entry.resolve(reply.result);
+  });
+  worker.on("error", (error) => stop(`its thread failed: ${error.message}`));
+  worker.on("exit", () => stop("its thread exited"));
+
+  try {
+    await call({ op: "open" });
+  } catch (error) {
+    await worker.terminate();
+    throw error;
+  }
+
+  const query = <Row>(
+    sql: string,
+    params: readonly unknown[] | undefined,
+    transaction: number | null,
+    options?: QueryOptions,
+  ) =>
+    call<Row[]>(
+      { op: "query", sql, params: params?.map(asPgliteParameter), transaction },
+      options?.unbounded ? undefined : statementTimeoutMs,
+    );
+
+  return {
+    kind: "pglite",
+    query: (sql, params, options) => query(sql, params, null, options),
+    async transaction(work) {
+      // BEGIN and its end are not timed: a transaction opened after its caller gave up would
+      // hold the store for good.
+      const transaction = await call<number>({ op: "begin" });
+      let result: Awaited<ReturnType<typeof work>>;
+      try {
+        result = await work({
+          query: (sql, params, options) => query(sql, params, transaction, options),
+        });
+      } catch (error) {
+        await call({ op: "end", transaction, commit: false }).catch(() => {});
+        throw error;
+      }
+      await call({ op: "end", transaction, commit: true });
+      return result;
+    },
+    listen(channel, handlers) {
+      // One process owns an embedded store, so its listener is never cut off.
+      // The id that call() is about to give the listen request names its notifications.
+      const id = nextId;
+      listeners.set(id, handlers);
+      const listening = call({ op: "listen", channel }).then(
+        () => handlers.connected(),
+        // A closed store: nothing to listen to, and never `connected`.
+        () => listeners.delete(id),
+      );
+      return async () => {
+        await listening;
+        listeners.delete(id);
+        // Closing the store has already ended every listener.
+        if (!closed) await call({ op: "unlisten", listener: id });
+      };
+    },
+    async close() {
+      if (closed) return;
+      try {
+        await call({ op: "close" });
+      } finally {
+        stop("it was closed");
+        await worker.terminate();
+      }
+    },
+  };
+}

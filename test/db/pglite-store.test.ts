@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import { rm } from "node:fs/promises";
+import { test } from "node:test";
+import { isStoreUnreachable, openDatabase } from "../../src/db/database.ts";
+import { openPgliteThread } from "../../src/db/pglite-store.ts";
+import { tempDataDir } from "../server/server-process.ts";
+
+// A statement that keeps PGlite busy for a good fraction of a second on this machine.
+const LONG_STATEMENT = "SELECT count(*)::int AS n FROM generate_series(1, 3000000)";
+
+test("the embedded store runs its statements off the main thread: the event loop turns meanwhile", async () => {
+  const db = await openDatabase({ databaseUrl: null, dataDir: null });
+  try {
+    let settled = false;
+    const long = db.query(LONG_STATEMENT).then(() => {
+      settled = true;
+    });
+    // On the main thread the statement would run to its end before any timer fires.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.equal(settled, false, "a timer fired while the statement ran");
+    await long;
+  } finally {
+    await db.close();
+  }
+});
+
+test("the embedded store: a statement past its timeout fails with query_canceled (503), the store answers afterwards", async () => {
+  const db = await openPgliteThread(null, 50);
+  try {
+    await assert.rejects(db.query(LONG_STATEMENT), (error: Error & { code?: string }) => {
+      assert.equal(error.code, "57014");
+      assert.ok(isStoreUnreachable(error));
+      return true;
+    });
+    assert.deepEqual(await db.query("SELECT 1 AS one", [], { unbounded: true }), [{ one: 1 }]);
+    // Unbounded statements (migrations) are not stopped.
+    assert.deepEqual(await db.query(LONG_STATEMENT, [], { unbounded: true }), [{ n: 3_000_000 }]);
+  } finally {
+    await db.close();
+  }
+});
+
+test("the embedded store: transactions commit, roll back and keep their statements together", async () => {
+  const db = await openPgliteThread(null, 5_000);
+  try {
+    await db.query("CREATE TABLE t (n int)");
+    await db.transaction(async (tx) => {
+      await tx.query("INSERT INTO t VALUES (1)");
+      await tx.query("INSERT INTO t VALUES (2)");
+    });
+    await assert.rejects(
+      db.transaction(async (tx) => {
+        await tx.query("INSERT INTO t VALUES (3)");
+        throw new Error("changed my mind");
+      }),
+      /changed my mind/,
+    );
+    await assert.rejects(db.query("INSERT INTO t VALUES ('x')"), { code: "22P02" });
+    assert.deepEqual(await db.query("SELECT n FROM t ORDER BY n"), [{ n: 1 }, { n: 2 }]);
+  } finally {
+    await db.close();
+  }
+});
+
+test("the embedded store: LISTEN hears NOTIFY until it stops listening; a closed store says so", async () => {
+  const db = await openPgliteThread(null, 5_000);
+  const heard: string[] = [];
+  const connected = Promise.withResolvers<void>();
+  const stop = db.listen("changes", {
+    message: (payload) => heard.push(payload),
+    connected: () => connected.resolve(),
+    disconnected: () => {},
+  });
+  await connected.promise;
+  await db.query("SELECT pg_notify('changes', 'one')");
+  await db.transaction((tx) => tx.query("SELECT pg_notify('changes', 'two')"));
+  await stop();
+  await db.query("SELECT pg_notify('changes', 'three')");
+  assert.deepEqual(heard, ["one", "two"]);
+  await db.close();
+  await assert.rejects(db.query("SELECT 1"), (error) => isStoreUnreachable(error));
+});
+
+test("the embedded store is vacuumed when it opens, as autovacuum would (index-only scans need it)", async () => {
+  const dataDir = await tempDataDir();
+  try {
+    const first = await openPgliteThread(dataDir, 5_000);
+    await first.query("CREATE TABLE t (n int PRIMARY KEY)");
+    await first.query("INSERT INTO t SELECT generate_series(1, 10000)");
+    await first.close();
+    const again = await openPgliteThread(dataDir, 5_000);
+    try {
+      const [table] = await again.query<{ visible: boolean }>(
+        "SELECT relallvisible > 0 AS visible FROM pg_class WHERE relname = 't'",
+      );
+      assert.deepEqual(table, { visible: true });
+    } finally {
+      await again.close();
+    }
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
