@@ -1,6 +1,6 @@
 import "./env-file.ts";
 import type { Server } from "node:http";
-import { DataDirError } from "./admin/data-dir.ts";
+import { DataDirError, prepareDataDir } from "./admin/data-dir.ts";
 import { openEmbeddedStore } from "./admin/embedded-store.ts";
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
@@ -28,11 +28,16 @@ const logger = createLogger(config.logLevel);
 /** PostgreSQL as it is; the embedded store locked, behind its admin socket for the CLI. */
 async function openStore(): Promise<{ db: Database; closeStore: () => Promise<void> }> {
   if (config.databaseUrl) {
+    logBackendsInUse(logger, config);
     const db = await openDatabase(config);
     logApplied(await migrate(db));
     return { db, closeStore: () => db.close() };
   }
-  const { db, applied, close } = await openEmbeddedStore(config.dataDir as string, logger);
+  // A DATA_DIR refused, or held by another process, is the only line a refused start prints.
+  await prepareDataDir(config.dataDir as string);
+  const { db, applied, close } = await openEmbeddedStore(config.dataDir as string, logger, () =>
+    logBackendsInUse(logger, config),
+  );
   logApplied(applied);
   return { db, closeStore: close };
 }
@@ -92,7 +97,6 @@ function onStopSignal(): { stopWith(stop: (signal: string) => Promise<void>): vo
 }
 
 async function start() {
-  logBackendsInUse(logger, config);
   const { db, closeStore } = await openStore();
   const signals = onStopSignal();
   const limiter = createRateLimiter({

@@ -2,7 +2,6 @@ import { type Database, openDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrations.ts";
 import { type AdminSocket, type AdminSocketLog, listenAdminSocket } from "./admin-socket.ts";
 import { adminSocketPath } from "./admin-socket-protocol.ts";
-import { prepareDataDir } from "./data-dir.ts";
 import { acquireStoreLock } from "./store-lock.ts";
 
 export interface EmbeddedStore {
@@ -17,14 +16,17 @@ export interface EmbeddedStore {
  * The embedded store belongs to one process. Its lock is taken first, which refuses a second
  * process on the same DATA_DIR for as long as this one lives, even if a file in DATA_DIR is
  * removed; then its admin socket is claimed, and only then is the store opened and migrated.
- * Commands that arrive on the socket meanwhile wait for the migrated store.
+ * Commands that arrive on the socket meanwhile wait for the migrated store. DATA_DIR must have
+ * passed `prepareDataDir` first.
  */
 export async function openEmbeddedStore(
   dataDir: string,
   log: AdminSocketLog,
+  /** Called once the store is this process's, before it is opened. */
+  onLocked: () => void = () => {},
 ): Promise<EmbeddedStore> {
-  await prepareDataDir(dataDir);
   const lock = await acquireStoreLock(dataDir);
+  onLocked();
   const store = Promise.withResolvers<Database>();
   // Queued commands see a failure to open as their own error; the opener handles it below.
   store.promise.catch(() => {});

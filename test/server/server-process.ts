@@ -26,8 +26,9 @@ export function startServer(env: Record<string, string | undefined>): Promise<Ru
     stdio: ["ignore", "pipe", "pipe"],
   });
   const output: string[] = [];
+  // "close", not "exit": the last lines a process wrote are read by then.
   const exited = new Promise<number | null>((resolve) =>
-    child.once("exit", (code) => resolve(code)),
+    child.once("close", (code) => resolve(code)),
   );
   return new Promise((resolve, reject) => {
     const onLine = (line: string) => {
