@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Queryable } from "../db/database.ts";
+import { startBackgroundPass } from "../jobs/background-pass.ts";
 import { closeDueForms } from "./forms.repository.ts";
 
 /**
@@ -7,25 +8,13 @@ import { closeDueForms } from "./forms.repository.ts";
  * switch agrees with what clients see and the deadline index stays small.
  */
 export function startAutoCloseSweep(db: Queryable, intervalMs: number, log: FastifyBaseLogger) {
-  let running: Promise<void> | null = null;
-  const sweep = async () => {
-    try {
+  return startBackgroundPass({
+    name: "auto-close",
+    intervalMs,
+    log,
+    async run() {
       const closed = await closeDueForms(db, new Date());
       if (closed > 0) log.info({ closed }, "auto-close: closed forms whose deadline passed");
-    } catch (error) {
-      log.warn({ err: error }, "auto-close: sweep failed; it runs again at the next interval");
-    }
-  };
-  const timer = setInterval(() => {
-    running ??= sweep().finally(() => {
-      running = null;
-    });
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
     },
-  };
+  });
 }

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Queryable } from "../db/database.ts";
+import { startBackgroundPass } from "../jobs/background-pass.ts";
 import { foldSubmissionCounts } from "./submission-counts.repository.ts";
 
 /** Forms folded per statement: a short transaction, however many forms received submissions. */
@@ -14,27 +15,12 @@ export function startSubmissionCountFold(
   intervalMs: number,
   log: FastifyBaseLogger,
 ) {
-  let running: Promise<void> | null = null;
-  const fold = async () => {
-    try {
+  return startBackgroundPass({
+    name: "submission counts",
+    intervalMs,
+    log,
+    async run() {
       while ((await foldSubmissionCounts(db, BATCH)) === BATCH) {}
-    } catch (error) {
-      log.warn(
-        { err: error },
-        "submission counts: fold failed; it runs again at the next interval",
-      );
-    }
-  };
-  const timer = setInterval(() => {
-    running ??= fold().finally(() => {
-      running = null;
-    });
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
     },
-  };
+  });
 }
