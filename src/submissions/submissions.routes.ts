@@ -113,6 +113,8 @@ export const submissionsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = as
   app.get(
     "/forms/:formId/submissions/export",
     {
+      // Fastify's automatic HEAD would run the whole export only to throw the body away.
+      exposeHeadRoute: false,
       config: exportAll.config,
       schema: {
         ...exportAll.schema,

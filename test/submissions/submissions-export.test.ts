@@ -200,6 +200,16 @@ test("a form without submissions: the header alone, or nothing", async () => {
   assert.deepEqual([ndjson.status, ndjson.text], [200, ""]);
 });
 
+test("HEAD does not run an export only to throw it away: there is no such route", async () => {
+  const { form, readKey } = await tenantWithForm();
+  const res = await built.app.inject({
+    method: "HEAD",
+    url: `/api/v1/forms/${form.id}/submissions/export`,
+    headers: { "api-key": readKey },
+  });
+  assert.equal(res.statusCode, 404);
+});
+
 test("refusals: bad parameters 422 by name, another organization's or a missing form 404", async () => {
   const { form, api } = await tenantWithForm();
   const theirs = await tenantWithForm();
