@@ -117,6 +117,13 @@ async function openPostgres(connectionString: string): Promise<Database> {
       const client = await pool.connect();
       // A connection whose ROLLBACK failed is in an unknown state: it is destroyed, not reused.
       let broken: Error | undefined;
+      // The pool listens for errors only on idle clients. One lost while checked out between two
+      // statements (a server restart) is emitted here: unheard, it would end the process. The next
+      // statement then fails as not queryable, which reads as the store being unreachable.
+      const onLost = (error: Error) => {
+        broken = error;
+      };
+      client.on("error", onLost);
       try {
         await client.query("BEGIN");
         const result = await work({ query: (sql, p, options) => run(client, sql, p, options) });
@@ -128,6 +135,7 @@ async function openPostgres(connectionString: string): Promise<Database> {
         });
         throw error;
       } finally {
+        client.off("error", onLost);
         client.release(broken);
       }
     },
