@@ -24,9 +24,12 @@ const PACE_MS = 10;
 const PROBE_MAX = 5;
 const PROBE_PER_INSTANCE = PROBE_MAX + 1;
 const PROBE_EVERY_MS = 400;
-const PHASE_MS = byProfile(3000, 10_000);
-/** After Redis returns, the limiter asks it again once its 1 s cool-down has passed. */
-const SETTLE_MS = 1500;
+const PHASE_MS = byProfile(4000, 10_000);
+/**
+ * After Redis returns, an instance reconnects within 1 s (its retry interval) and asks Redis
+ * again once the 1 s cool-down since its last failed attempt has passed: within 2 s.
+ */
+const SETTLE_MS = 2500;
 const HEALTHY = ["baseline", "redis restarted", "redis resumed (SIGCONT)"];
 const OUTAGES = ["redis killed", "redis hung (SIGSTOP)"];
 
@@ -35,6 +38,8 @@ interface Round {
   startedAt: number;
   /** 201s per probe instance. */
   accepted: number[];
+  /** Started SETTLE_MS or more after its phase did. */
+  settled: boolean;
 }
 
 test("Redis killed and hung during intake: no 5xx, every 201 stored, the per-address limit shared when Redis is up and held per instance when it is not", {
@@ -140,7 +145,7 @@ test("Redis killed and hung during intake: no 5xx, every 201 stored, the per-add
           }),
         );
         // A round that a fault overtook belongs to neither phase.
-        if (settled && phase === p) rounds.push({ phase: p, startedAt, accepted });
+        if (phase === p) rounds.push({ phase: p, startedAt, accepted, settled });
         await sleep(Math.max(0, startedAt + PROBE_EVERY_MS - Date.now()));
       }
     })();
@@ -169,7 +174,7 @@ test("Redis killed and hung during intake: no 5xx, every 201 stored, the per-add
       for (const line of tally.operationLines()) figure(t, `  ${p}`, line);
     }
     const summary = (p: string) => {
-      const of = rounds.filter((r) => r.phase === p);
+      const of = rounds.filter((r) => r.phase === p && r.settled);
       const totals = new Map<string, number>();
       for (const r of of) {
         const key = r.accepted.join("+");
@@ -204,17 +209,27 @@ test("Redis killed and hung during intake: no 5xx, every 201 stored, the per-add
     assert.equal(problems.count, 0, `unexpected outcomes: ${problems.summary()}`);
     assert.deepEqual(lost, [], "acknowledged submissions lost");
     assert.equal(stored, acknowledgedTotal, "nothing stored that was not acknowledged");
-    for (const r of rounds) {
+    // Within SETTLE_MS of a change the instances may count in different places, and the probe
+    // that finds Redis back is counted there while the requests beside it are counted locally:
+    // those rounds are reported, not held to the limit (docs/reliability.md).
+    const transition = rounds.filter((r) => !r.settled);
+    figure(
+      t,
+      "probe rounds within 2.5 s of a change",
+      `${transition.length}, 201s per instance ${transition.map((r) => r.accepted.join("+")).join(", ")}`,
+    );
+    for (const r of rounds.filter((r) => r.settled)) {
       const total = r.accepted.reduce((a, b) => a + b, 0);
       const where = `${r.phase}, round at ${r.startedAt}: ${r.accepted}`;
-      for (const n of r.accepted)
+      for (const n of r.accepted) {
         assert.ok(n <= PROBE_MAX, `over the limit on one instance: ${where}`);
+      }
+      assert.ok(total >= PROBE_MAX, `an address under its limit refused: ${where}`);
       if (HEALTHY.includes(r.phase)) assert.equal(total, PROBE_MAX, `shared limit: ${where}`);
-      else assert.ok(total >= PROBE_MAX, `an address under its limit refused: ${where}`);
     }
     for (const p of [...HEALTHY, ...OUTAGES]) {
       assert.ok(
-        rounds.some((r) => r.phase === p),
+        rounds.some((r) => r.phase === p && r.settled),
         `no probe round while ${p}`,
       );
     }
