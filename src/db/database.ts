@@ -89,6 +89,11 @@ async function openPostgres(connectionString: string): Promise<Database> {
   });
   // An idle client losing its connection (a server restart) must not crash the process.
   pool.on("error", () => {});
+  // The pool listens for errors only on idle clients: one lost while checked out, between two
+  // statements of a transaction or between the pool's own steps, emits an 'error' that, unheard,
+  // ends the process. Every client gets a listener for its life. The next statement on it fails
+  // as not queryable (the store reads as unreachable: 503), and the pool drops it when released.
+  pool.on("connect", (client) => client.on("error", () => {}));
   // Every statement is prepared once per connection and then only bound and executed. The set
   // of statements is fixed (no SQL is built from input), so their names are few.
   const names = new Map<string, string>();
@@ -117,13 +122,6 @@ async function openPostgres(connectionString: string): Promise<Database> {
       const client = await pool.connect();
       // A connection whose ROLLBACK failed is in an unknown state: it is destroyed, not reused.
       let broken: Error | undefined;
-      // The pool listens for errors only on idle clients. One lost while checked out between two
-      // statements (a server restart) is emitted here: unheard, it would end the process. The next
-      // statement then fails as not queryable, which reads as the store being unreachable.
-      const onLost = (error: Error) => {
-        broken = error;
-      };
-      client.on("error", onLost);
       try {
         await client.query("BEGIN");
         const result = await work({ query: (sql, p, options) => run(client, sql, p, options) });
@@ -135,7 +133,6 @@ async function openPostgres(connectionString: string): Promise<Database> {
         });
         throw error;
       } finally {
-        client.off("error", onLost);
         client.release(broken);
       }
     },
