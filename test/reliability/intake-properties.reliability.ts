@@ -25,7 +25,7 @@ let built: Awaited<ReturnType<typeof buildTestApp>>;
 let key: string;
 
 before(async () => {
-  built = await buildTestApp({ intakeRateLimitMax: 1_000_000_000 });
+  built = await buildTestApp({ rateLimitMax: 1_000_000_000, intakeRateLimitMax: 1_000_000_000 });
   key = (await createTenant()).fullKey;
 });
 
