@@ -65,6 +65,11 @@ async function openPostgres(connectionString: string): Promise<Database> {
   });
   // An idle client losing its connection (a server restart) must not crash the process.
   pool.on("error", () => {});
+  // The pool listens for errors only on idle clients: one lost while checked out, between two
+  // statements of a transaction or between the pool's own steps, emits an 'error' that, unheard,
+  // ends the process. Every client gets a listener for its life. The next statement on it fails
+  // as not queryable (the store reads as unreachable: 503), and the pool drops it when released.
+  pool.on("connect", (client) => client.on("error", () => {}));
   // Every statement is prepared once per connection and then only bound and executed. The set
   // of statements is fixed (no SQL is built from input), so their names are few.
   const names = new Map<string, string>();

@@ -90,8 +90,10 @@ export function parseJsonObject(body: Buffer): SubmittedFields {
     throw invalid("body", "must be a JSON object");
   }
   // JSON.parse makes `__proto__` an own member like any other; entries keep it as a plain name.
-  const fields = Object.entries(value);
-  if (fields.length > MAX_FIELDS) throw tooMany();
+  // Object.entries puts integer-like names first: the text gives the order the answers were sent.
+  const byName = new Map(Object.entries(value));
+  if (byName.size > MAX_FIELDS) throw tooMany();
+  const fields: SubmittedFields = memberNamesInOrder(text).map((name) => [name, byName.get(name)]);
   for (const [name, answer] of fields) {
     if (name.length > MAX_FIELD_NAME_LENGTH) {
       throw invalid("body", `has a field name longer than ${MAX_FIELD_NAME_LENGTH} characters`);
@@ -99,6 +101,32 @@ export function parseJsonObject(body: Buffer): SubmittedFields {
     requireShallow(name, answer);
   }
   return fields;
+}
+
+/**
+ * The names of the members of the object that `text` (valid JSON, an object) holds, in the order
+ * written; a name written twice once, where it first appears (JSON.parse keeps its last value).
+ */
+function memberNamesInOrder(text: string): string[] {
+  const names = new Set<string>();
+  let depth = 0;
+  let expectName = true;
+  for (let i = text.indexOf("{") + 1; i < text.length; i++) {
+    const char = text[i];
+    if (char === '"') {
+      const start = i;
+      for (i++; text[i] !== '"'; i++) if (text[i] === "\\") i++;
+      if (depth === 0 && expectName) names.add(JSON.parse(text.slice(start, i + 1)) as string);
+      expectName = false;
+    } else if (char === "{" || char === "[") {
+      depth++;
+    } else if (char === "}" || char === "]") {
+      if (depth-- === 0) break;
+    } else if (char === "," && depth === 0) {
+      expectName = true;
+    }
+  }
+  return [...names];
 }
 
 /** Without recursion, so that a deep value cannot exhaust the stack here or later. */

@@ -89,6 +89,20 @@ test("JSON: an object whose values are stored as sent", async () => {
   assert.equal(stored?.searchText, '1.5\ntrue\n[1,"a"]\n{"a":null}\né');
 });
 
+test("JSON: members in the order sent, integer-like names included", async () => {
+  // Found by the intake property test: Object.entries put "1" and "0" before the other names.
+  const stored = await accepted({
+    body: '{"name": "Ada", "1": "one", "": "blank", "0": {"b": 1, "a": [2]}, "name": "Ada L"}',
+    contentType: JSON_TYPE,
+  });
+  assert.deepEqual(stored?.answers, [
+    { id: "name", label: "name", value: "Ada L" },
+    { id: "1", label: "1", value: "one" },
+    { id: "", label: "", value: "blank" },
+    { id: "0", label: "0", value: { b: 1, a: [2] } },
+  ]);
+});
+
 test("the honeypot and the captcha token fields are not stored", async () => {
   const body =
     "a=1&_gotcha=&cf-turnstile-response=t&h-captcha-response=t&g-recaptcha-response=t&b=2";

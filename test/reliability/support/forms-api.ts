@@ -7,6 +7,7 @@ export interface ListItem {
   id: string;
   name: string;
   isClosed: boolean;
+  submissions: number;
   organizationId: string;
   createdAt: string;
   updatedAt: string;

@@ -58,6 +58,9 @@ export interface RequestOptions {
   /** The whole exchange, from the first byte sent to the last received. */
   timeoutMs?: number;
   headers?: Record<string, string>;
+  /** A body sent as it is, with `contentType`, instead of `body` as JSON. */
+  rawBody?: string | Buffer;
+  contentType?: string;
 }
 
 /** Keep-alive connections, as a client library would hold them. */
@@ -67,11 +70,12 @@ export const keepAliveAgent = (maxSockets = 64) =>
 /** Sends one request to `baseUrl` (http://host:port) and reads the whole answer. */
 export function send(baseUrl: string, agent: http.Agent, options: RequestOptions): Promise<Reply> {
   const url = new URL(options.path, baseUrl);
-  const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const payload =
+    options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers["api-key"] = options.key;
   if (payload !== undefined) {
-    headers["content-type"] = "application/json";
+    headers["content-type"] = options.contentType ?? "application/json";
     headers["content-length"] = String(Buffer.byteLength(payload));
   }
   const timeoutMs = options.timeoutMs ?? 10_000;
