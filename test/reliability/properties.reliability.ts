@@ -32,6 +32,33 @@ const MAX_RESPONSES = 2_147_483_647;
 const DURATIONS = ["30", "60", "90", "365", "forever", "never"] as const;
 const PAID_SETTINGS = ["sendRespondentEmailNotifications", "useCustomRedirect", "autoCloseEnabled"];
 const AUTO_CLOSE = ["autoCloseEnabled", "autoCloseDate", "autoCloseTime", "autoCloseTimezone"];
+/**
+ * Members that create and update also take since submissions.md section 1 (appearance and
+ * protection): not generated here, and not unknown either. Their formats are tested in
+ * test/forms/forms-settings.test.ts.
+ */
+const SECTION_ONE = [
+  "fields",
+  "submitButtonText",
+  "pageMode",
+  "headerTitle",
+  "headerDescription",
+  "headerImage",
+  "logo",
+  "accentColor",
+  "backgroundColor",
+  "textColor",
+  "buttonBackgroundColor",
+  "buttonTextColor",
+  "buttonBorderStyle",
+  "inputBorderStyle",
+  "showCustomClosedMessage",
+  "closeMessageTitle",
+  "closeMessageDescription",
+  "ipBlacklist",
+  "imageCompressionType",
+  "disableEmailDataCensoring",
+];
 const READ_ONLY = [
   "id",
   "organizationId",
@@ -60,7 +87,12 @@ type Kind =
   | { kind: "color" }
   | { kind: "url"; https: boolean }
   | { kind: "emails" }
-  | { kind: "maxResponses"; nullable: boolean };
+  | { kind: "maxResponses"; nullable: boolean }
+  /**
+   * A comma-separated list (submissions.md section 1): valid values from a fixed set; its format's
+   * refusals are generated in test/forms/forms-settings.test.ts, here only a wrong type.
+   */
+  | { kind: "list"; examples: readonly string[] };
 
 const text = (max: number): Kind => ({ kind: "text", max });
 const line = (max: number): Kind => ({ kind: "line", max });
@@ -98,7 +130,10 @@ const SHARED: Record<string, Kind> = {
   customHoneypot: text(200),
   providerCaptchaEnabled: bool,
   providerCaptchaSecretKey: { kind: "secret" },
-  allowedDomains: text(5_000),
+  allowedDomains: {
+    kind: "list",
+    examples: ["", "example.com", "Example.com, *.example.org", " a.example , b.example.net "],
+  },
 };
 
 const CREATE: Record<string, Kind> = {
@@ -116,7 +151,7 @@ const UPDATE: Record<string, Kind> = {
   seoTitle: text(200),
   seoDescription: text(1_000),
   seoImage: { kind: "url", https: true },
-  allowedCountries: text(5_000),
+  allowedCountries: { kind: "list", examples: ["", "DE", "DE,fr", " us , GB "] },
 };
 
 /** Most-significant format lengths, from docs/decisions.md and the formats themselves. */
@@ -432,6 +467,8 @@ function validOf(kind: Kind): fc.Arbitrary<unknown> {
       return validEmails;
     case "maxResponses":
       return validMaxResponses(kind.nullable);
+    case "list":
+      return fc.constantFrom(...kind.examples);
   }
 }
 
@@ -757,6 +794,8 @@ function wrongOf(kind: Kind, operation: "create" | "update"): fc.Arbitrary<Wrong
         ),
       ];
     }
+    case "list":
+      return [wrong(notOfType("string"), "must be a string")];
   }
 }
 
@@ -786,7 +825,9 @@ function refusedMembers(accepted: Record<string, Kind>): fc.Arbitrary<[string, W
         "",
       ),
     )
-    .filter((name) => !(name in accepted) && !READ_ONLY.includes(name));
+    .filter(
+      (name) => !(name in accepted) && !READ_ONLY.includes(name) && !SECTION_ONE.includes(name),
+    );
   return fc.oneof(
     fc
       .tuple(unknownName, anyJson)
