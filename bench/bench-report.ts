@@ -25,7 +25,13 @@ export interface BenchReport {
   };
   checks: CheckResult[];
   /** Peak resident memory (VmHWM) of each formdeck server process, in MB. */
-  peakRssMb: { formdeck: number | null; formdeckEmbedded: number | null };
+  peakRssMb: {
+    formdeck: number | null;
+    /** From its first start on a new DATA_DIR (initdb, migrations) through the seeding. */
+    formdeckEmbeddedFirstStart: number | null;
+    /** Restarted on that store, through the list, search and create loads. */
+    formdeckEmbeddedRestart: number | null;
+  };
   targets: TargetResult[];
   measurements: Measurement[];
 }

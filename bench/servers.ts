@@ -11,6 +11,7 @@ import {
 
 export type ServerName =
   | "formdeck"
+  | "formdeck with Redis"
   | "formdeck without auth"
   | "minimal handler"
   | "runtime limit"
@@ -29,10 +30,13 @@ export interface RunningServer {
  */
 export async function npmStartNodeFlags(): Promise<string[]> {
   const manifest = JSON.parse(await readFile(path.join(projectRoot, "package.json"), "utf8"));
-  const words = String(manifest.scripts?.start ?? "").split(/\s+/);
+  // `exec` hands the shell's process to node, so that signals reach the server.
+  const words = String(manifest.scripts?.start ?? "")
+    .split(/\s+/)
+    .filter((word) => word !== "exec");
   const script = words.indexOf("src/server.ts");
   if (words[0] !== "node" || script === -1) {
-    throw new Error(`package.json: "start" is not "node [flags] src/server.ts" any more`);
+    throw new Error(`package.json: "start" is not "[exec] node [flags] src/server.ts" any more`);
   }
   return words.slice(1, script).filter((flag) => !flag.startsWith("--env-file"));
 }
@@ -71,6 +75,13 @@ const startFormdeckProcess = async (
 /** formdeck as deployed on PostgreSQL: src/server.ts, in-process rate limiter (no REDIS_URL). */
 export const startFormdeck = (databaseUrl: string) =>
   startFormdeckProcess("formdeck", "src/server.ts", { DATABASE_URL: databaseUrl });
+
+/** The same with the Redis rate limiter, as several instances run. */
+export const startFormdeckWithRedis = (databaseUrl: string, redisUrl: string) =>
+  startFormdeckProcess("formdeck with Redis", "src/server.ts", {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+  });
 
 /** formdeck on the embedded store (PGlite) in `dataDir`. */
 export const startEmbeddedFormdeck = (dataDir: string) =>
