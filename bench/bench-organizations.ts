@@ -1,4 +1,5 @@
 import { createApiKey, createOrganization } from "../src/admin/admin.service.ts";
+import { runAdminCommand } from "../src/admin/admin-commands.ts";
 import type { Queryable } from "../src/db/database.ts";
 import { RARE_WORD, RARE_WORD_FORMS, seedForms } from "./seed-forms.ts";
 
@@ -71,6 +72,21 @@ export async function prepareOrganization(
 export async function prepareWritesOrganization(db: Queryable): Promise<BenchOrganization> {
   const id = await seedOrganization(db, WRITES_ORGANIZATION_NAME, WRITES_ORGANIZATION_SIZE);
   return withNewKey(db, id, WRITES_ORGANIZATION_SIZE);
+}
+
+/** `count` more full-scope keys of the organization, made as `formdeck key create` makes them. */
+export async function createKeys(db: Queryable, organizationId: string, count: number) {
+  const keys: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const created = await runAdminCommand(db, {
+      type: "key.create",
+      organizationId,
+      scope: "full",
+      name: `bench ${i}`,
+    });
+    keys.push((created as { key: string }).key);
+  }
+  return keys;
 }
 
 /** Ids of up to `limit` forms of the organization, for runs that rotate over existing forms. */

@@ -25,7 +25,13 @@ export interface BenchReport {
   };
   checks: CheckResult[];
   /** Peak resident memory (VmHWM) of each formdeck server process, in MB. */
-  peakRssMb: { formdeck: number | null; formdeckEmbedded: number | null };
+  peakRssMb: {
+    formdeck: number | null;
+    /** From its first start on a new DATA_DIR through its loads. */
+    formdeckEmbedded: number | null;
+    /** Once it listened after its first start (initdb and migrations). */
+    formdeckEmbeddedFirstStart: number | null;
+  };
   targets: TargetResult[];
   measurements: Measurement[];
 }

@@ -1,8 +1,37 @@
 // The load generator, run as its own process so that it does not share an event loop (or a
 // core's worth of CPU accounting) with the bench or the server it measures.
+import { randomUUID } from "node:crypto";
 import { text } from "node:stream/consumers";
 import autocannon, { type Request } from "autocannon";
-import { FORMS_PATH, type LoadRequest, type LoadSpec, type LoadSummary } from "./load-spec.ts";
+import {
+  FORMS_PATH,
+  type LoadRequest,
+  type LoadSpec,
+  type LoadSummary,
+  type UpdateBody,
+} from "./load-spec.ts";
+
+/** The body of the `sent`-th update: see UpdateBody. */
+function updateBody(body: UpdateBody, sent: number): object {
+  switch (body) {
+    case "rename":
+      return { name: `Renamed form ${sent}`, sendEmailNotifications: sent % 2 === 0 };
+    case "close":
+      return { isClosed: sent % 2 === 0 };
+    case "auto-close": {
+      // A deadline that changes every time (a day of 2099), so that every update re-arms it.
+      const day = new Date(Date.UTC(2099, 0, 1 + (sent % 365))).toISOString().slice(0, 10);
+      return {
+        autoCloseEnabled: true,
+        autoCloseDate: day,
+        autoCloseTime: "18:00",
+        autoCloseTimezone: "Europe/Berlin",
+      };
+    }
+    case "rename or close":
+      return updateBody(sent % 2 === 0 ? "rename" : "close", sent);
+  }
+}
 
 /** Autocannon's request list for one kind of request: every request gets a valid body. */
 function requestsFor(request: LoadRequest, headers: Record<string, string>): Request[] {
@@ -30,7 +59,10 @@ function requestsFor(request: LoadRequest, headers: Record<string, string>): Req
               type: sent % 10 < 3 ? "hosted" : "endpoint",
               emailsToNotify: ["team@acme.test"],
             };
-            return { ...req, path: FORMS_PATH, body: JSON.stringify(body) };
+            const reqHeaders = request.idempotent
+              ? { ...req.headers, "idempotency-key": randomUUID() }
+              : req.headers;
+            return { ...req, headers: reqHeaders, path: FORMS_PATH, body: JSON.stringify(body) };
           },
         },
       ];
@@ -41,13 +73,26 @@ function requestsFor(request: LoadRequest, headers: Record<string, string>): Req
           headers: withBody,
           setupRequest: (req) => {
             sent += 1;
-            const body = { name: `Renamed form ${sent}`, sendEmailNotifications: sent % 2 === 0 };
             const path = `${FORMS_PATH}/${nextId(request.formIds)}`;
-            return { ...req, path, body: JSON.stringify(body) };
+            return { ...req, path, body: JSON.stringify(updateBody(request.body, sent)) };
           },
         },
       ];
   }
+}
+
+/** The requests, each sending the next of `apiKeys` as its key when there are any. */
+function withRotatingKeys(requests: Request[], apiKeys: string[] | undefined): Request[] {
+  if (!apiKeys || apiKeys.length === 0) return requests;
+  let next = 0;
+  return requests.map(({ setupRequest, ...request }) => ({
+    ...request,
+    setupRequest: (req, context) => {
+      const built = setupRequest ? setupRequest(req, context) : req;
+      next = (next + 1) % apiKeys.length;
+      return { ...built, headers: { ...built.headers, "api-key": apiKeys[next] as string } };
+    },
+  }));
 }
 
 // Consecutive requests take consecutive ids, so the requests in flight (one per connection)
@@ -70,7 +115,7 @@ const instance = autocannon({
   duration: spec.durationSeconds,
   warmup: { connections: spec.connections, duration: spec.warmupSeconds },
   headers: spec.headers,
-  requests: requestsFor(spec.request, spec.headers),
+  requests: withRotatingKeys(requestsFor(spec.request, spec.headers), spec.apiKeys),
 });
 // Autocannon's own histogram counts whole milliseconds, too coarse for a fast server or a single
 // client; each response's time is measured to the microsecond, so percentiles come from those.

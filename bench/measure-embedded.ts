@@ -1,58 +1,116 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { openDatabase } from "../src/db/database.ts";
-import { migrate } from "../src/db/migrations.ts";
-import { type BenchOrganization, prepareOrganization } from "./bench-organizations.ts";
+import type { AdminCommand } from "../src/admin/admin-commands.ts";
+import { sendAdminCommand } from "../src/admin/admin-socket-client.ts";
+import { adminSocketPath } from "../src/admin/admin-socket-protocol.ts";
+import { organizationName } from "./bench-organizations.ts";
+import { FORMS_PATH } from "./load-spec.ts";
 import { apiKeyHeader, type Measurer } from "./measurement.ts";
 import type { BenchOptions } from "./options.ts";
 import { listPath, SCENARIOS } from "./scenarios.ts";
-import { RARE_WORD } from "./seed-forms.ts";
-import { peakRssMb, startEmbeddedFormdeck } from "./servers.ts";
+import { RARE_WORD, RARE_WORD_FORMS } from "./seed-forms.ts";
+import { peakRssMb, type RunningServer, startEmbeddedFormdeck } from "./servers.ts";
 
-/** Seeding a million forms into PGlite takes minutes: the embedded store gets 10,000 at most. */
+/** Seeding a million forms through the API would take hours: the embedded store gets 10,000 at most. */
 const LARGEST_EMBEDDED_SIZE = 10_000;
+/** Creates in flight while seeding. */
+const SEEDING_CONNECTIONS = 20;
 
 const EMBEDDED_SCENARIOS = [SCENARIOS.listDefaults, SCENARIOS.listSearch, SCENARIOS.create];
 
+export interface EmbeddedMemory {
+  /** Peak RSS once the server listens on a new DATA_DIR: its first start, initdb included. */
+  firstStartMb: number;
+  /** Peak RSS over the whole life of that process: first start, seeding and every load. */
+  peakMb: number;
+}
+
+/** What the CLI does while a server holds the store: the command goes to its admin socket. */
+async function adminCommand(dataDir: string, command: AdminCommand) {
+  const reply = await sendAdminCommand(adminSocketPath(dataDir), command);
+  if (reply.kind !== "result") throw new Error("the embedded server's admin socket did not answer");
+  return reply.result as unknown as { id: string; key: string };
+}
+
+/** `count` forms created through the API, RARE_WORD_FORMS of them named with the rare word. */
+async function seedThroughApi(server: RunningServer, key: string, count: number) {
+  let next = 0;
+  const createNext = async (): Promise<void> => {
+    while (next < count) {
+      const n = next++;
+      const rare = n % Math.floor(count / RARE_WORD_FORMS) === 0;
+      const response = await fetch(`${server.origin}${FORMS_PATH}`, {
+        method: "POST",
+        headers: { ...apiKeyHeader(key), "content-type": "application/json" },
+        body: JSON.stringify({
+          name: rare ? `Zephyr contact form ${n}` : `Contact form ${n}`,
+          type: n % 10 < 3 ? "hosted" : "endpoint",
+        }),
+      });
+      if (response.status !== 201) throw new Error(`seeding: create answered ${response.status}`);
+      await response.arrayBuffer();
+    }
+  };
+  await Promise.all(Array.from({ length: SEEDING_CONNECTIONS }, createNext));
+}
+
 /**
- * For reference, no targets: a few scenarios on the embedded store, on one organization (the
- * largest size of at most 10,000), in a temporary DATA_DIR seeded through a direct PGlite
- * connection before the server opens it (PGlite allows one process). Returns the server's peak
- * RSS, or null when no embedded scenario was selected.
+ * formdeck on the embedded store (PGlite), as a newcomer runs it: one server process from its
+ * first start on an empty DATA_DIR (initdb and migrations included), an organization and a key
+ * made through its admin socket as the CLI makes them, 10,000 forms created through the API, then
+ * the list, search and create loads. Null when no embedded scenario was selected.
  */
 export async function measureOnEmbeddedStore(
   options: BenchOptions,
   measurer: Measurer,
   log: (line: string) => void,
-): Promise<number | null> {
-  const largestSize = options.sizes.filter((size) => size <= LARGEST_EMBEDDED_SIZE).at(-1);
-  if (largestSize === undefined || !EMBEDDED_SCENARIOS.some(measurer.selects)) return null;
+): Promise<EmbeddedMemory | null> {
+  const size = options.sizes.filter((forms) => forms <= LARGEST_EMBEDDED_SIZE).at(-1);
+  if (size === undefined || !EMBEDDED_SCENARIOS.some(measurer.selects)) return null;
   const dataDir = await mkdtemp(path.join(tmpdir(), "formdeck-bench-"));
   try {
-    const db = await openDatabase({ databaseUrl: null, dataDir });
-    let largest: BenchOrganization;
-    try {
-      await migrate(db);
-      largest = await prepareOrganization(db, largestSize, true, log);
-      await db.query("VACUUM ANALYZE forms");
-    } finally {
-      await db.close();
-    }
+    const started = performance.now();
     const server = await startEmbeddedFormdeck(dataDir);
     try {
-      const target = { server, headers: apiKeyHeader(largest.key) };
-      const search = listPath(`?search=${RARE_WORD}`);
-      await measurer.measure(SCENARIOS.listDefaults, largestSize, target, {
-        kind: "get",
-        path: listPath(""),
+      const firstStartMb = await peakRssMb(server);
+      log(
+        `embedded store: first start in ${((performance.now() - started) / 1000).toFixed(1)} s, ` +
+          `peak RSS ${firstStartMb.toFixed(0)} MB`,
+      );
+      const org = await adminCommand(dataDir, {
+        type: "org.create",
+        name: organizationName(size),
+        plan: "paid",
       });
-      await measurer.measure(SCENARIOS.listSearch, largestSize, target, {
-        kind: "get",
-        path: search,
+      const { key } = await adminCommand(dataDir, {
+        type: "key.create",
+        organizationId: org.id,
+        scope: "full",
+        name: "bench",
       });
-      await measurer.measure(SCENARIOS.create, largestSize, target, { kind: "create" });
-      return await peakRssMb(server);
+      const seeding = performance.now();
+      await seedThroughApi(server, key, size);
+      log(
+        `embedded store: ${size} forms created through the API in ` +
+          `${((performance.now() - seeding) / 1000).toFixed(1)} s`,
+      );
+      const target = { server, headers: apiKeyHeader(key) };
+      const run = (scenario: string, path: string) => ({
+        scenario,
+        forms: size,
+        target,
+        request: { kind: "get", path } as const,
+      });
+      await measurer.measure(run(SCENARIOS.listDefaults, listPath("")));
+      await measurer.measure(run(SCENARIOS.listSearch, listPath(`?search=${RARE_WORD}`)));
+      await measurer.measure({
+        scenario: SCENARIOS.create,
+        forms: size,
+        target,
+        request: { kind: "create" },
+      });
+      return { firstStartMb, peakMb: await peakRssMb(server) };
     } finally {
       await server.stop();
     }

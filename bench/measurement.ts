@@ -9,14 +9,35 @@ export interface Measurement {
   forms: number | null;
   server: ServerName;
   connections: number;
+  /** The median run by throughput: what the tables show. */
   summary: LoadSummary;
+  /**
+   * Every run, in the order made. Runs compared side by side took turns: the i-th run of each
+   * met the same stretch of machine noise, and targets pair them round by round.
+   */
+  runs: LoadSummary[];
 }
 
 export interface LoadTarget {
   server: RunningServer;
   /** The `api-key` header for formdeck; none for the servers that check no key. */
   headers: Record<string, string>;
+  /** Keys sent in turn instead of the header's one (see LoadSpec.apiKeys). */
+  apiKeys?: string[];
 }
+
+/** One series of runs: a scenario on one organization and one server. */
+export interface RunSpec {
+  scenario: string;
+  forms: number | null;
+  target: LoadTarget;
+  request: LoadRequest;
+  /** The run's connections; the options' (50) by default. */
+  connections?: number;
+}
+
+/** Runs that targets compare across servers or sizes: each made this many times, taking turns. */
+export const ROUNDS = 3;
 
 /** A latency as the tables show it; "-" when no response came back. */
 export const milliseconds = (ms: number | undefined) => (ms === undefined ? "-" : ms.toFixed(1));
@@ -34,63 +55,48 @@ export function formsLabel(forms: number | null): string {
 /** Runs the load of each scenario that `--only` selects and keeps what it measured. */
 export function createMeasurer(options: BenchOptions, log: (line: string) => void) {
   const measurements: Measurement[] = [];
+  const selects = (scenario: string) => options.only === null || scenario.includes(options.only);
   return {
     measurements,
-    selects: (scenario: string) => options.only === null || scenario.includes(options.only),
-    async measure(
-      scenario: string,
-      forms: number | null,
-      target: LoadTarget,
-      request: LoadRequest,
-      connections = options.connections,
-    ): Promise<void> {
-      if (!this.selects(scenario)) return;
-      const summary = await runOnce(scenario, forms, target, request, connections);
-      measurements.push({ scenario, forms, server: target.server.name, connections, summary });
+    selects,
+    /** One run, for figures no target compares. */
+    async measure(spec: RunSpec): Promise<void> {
+      await this.compare([spec], 1);
     },
     /**
-     * The targets that compare servers rest on these: each server runs `rounds` times, taking
-     * turns, and keeps its median run, so that a burst of noise on the machine during one run
-     * does not decide a ratio.
+     * The runs that targets compare: each series runs `rounds` times, the series taking turns,
+     * so that a burst of noise on the machine meets every series, not one; each keeps its runs.
      */
-    async measureSideBySide(
-      scenario: string,
-      forms: number | null,
-      runs: readonly { target: LoadTarget; request: LoadRequest }[],
-      rounds = 3,
-    ): Promise<void> {
-      if (!this.selects(scenario)) return;
-      const summaries = runs.map((): LoadSummary[] => []);
+    async compare(specs: readonly RunSpec[], rounds = ROUNDS): Promise<void> {
+      const selected = specs.filter((spec) => selects(spec.scenario));
+      const runs = selected.map((): LoadSummary[] => []);
       for (let round = 0; round < rounds; round++) {
-        for (const [i, { target, request }] of runs.entries()) {
-          summaries[i]?.push(
-            await runOnce(scenario, forms, target, request, options.connections, round + 1),
-          );
+        for (const [i, spec] of selected.entries()) {
+          runs[i]?.push(await runOnce(spec, rounds > 1 ? round + 1 : undefined));
         }
       }
-      for (const [i, { target }] of runs.entries()) {
-        const sorted = (summaries[i] ?? []).toSorted(
-          (a, b) => a.requestsPerSecond - b.requestsPerSecond,
-        );
-        const summary = sorted[Math.floor(sorted.length / 2)] as LoadSummary;
-        const server = target.server.name;
-        measurements.push({ scenario, forms, server, connections: options.connections, summary });
+      for (const [i, spec] of selected.entries()) {
+        const series = runs[i] ?? [];
+        const byThroughput = series.toSorted((a, b) => a.requestsPerSecond - b.requestsPerSecond);
+        measurements.push({
+          scenario: spec.scenario,
+          forms: spec.forms,
+          server: spec.target.server.name,
+          connections: spec.connections ?? options.connections,
+          summary: byThroughput[Math.floor(byThroughput.length / 2)] as LoadSummary,
+          runs: series,
+        });
       }
     },
   };
 
-  async function runOnce(
-    scenario: string,
-    forms: number | null,
-    target: LoadTarget,
-    request: LoadRequest,
-    connections: number,
-    round?: number,
-  ): Promise<LoadSummary> {
+  async function runOnce(spec: RunSpec, round?: number): Promise<LoadSummary> {
+    const { scenario, forms, target, request } = spec;
     const summary = await runLoad({
       origin: target.server.origin,
       headers: target.headers,
-      connections,
+      apiKeys: target.apiKeys,
+      connections: spec.connections ?? options.connections,
       durationSeconds: options.durationSeconds,
       warmupSeconds: options.warmupSeconds,
       request,

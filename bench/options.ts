@@ -1,10 +1,14 @@
 import { parseArgs } from "node:util";
 import { DEFAULT_BENCH_DATABASE_URL } from "./bench-database.ts";
 
+export const DEFAULT_BENCH_REDIS_URL = "redis://127.0.0.1:6379";
+
 export const ALL_SIZES = [100, 10_000, 1_000_000] as const;
 
 export interface BenchOptions {
   databaseUrl: string;
+  /** The Redis that formdeck's Redis rate limiter runs against. */
+  redisUrl: string;
   durationSeconds: number;
   warmupSeconds: number;
   connections: number;
@@ -22,7 +26,8 @@ export const USAGE = `npm run bench [-- --only <text>] [--sizes 100,10000] [--re
   --sizes <list>  organization sizes to seed and measure (default 100,10000,1000000)
   --reseed        seed the organizations again even if an earlier run left them
 Environment: BENCH_DURATION (seconds per run, default 10),
-  BENCH_DATABASE_URL (default ${DEFAULT_BENCH_DATABASE_URL})`;
+  BENCH_DATABASE_URL (default ${DEFAULT_BENCH_DATABASE_URL}),
+  BENCH_REDIS_URL (default ${DEFAULT_BENCH_REDIS_URL})`;
 
 function parseSizes(raw: string): number[] {
   const sizes = raw.split(",").map((part) => Number(part.trim()));
@@ -48,6 +53,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   }
   return {
     databaseUrl: env.BENCH_DATABASE_URL || DEFAULT_BENCH_DATABASE_URL,
+    redisUrl: env.BENCH_REDIS_URL || DEFAULT_BENCH_REDIS_URL,
     durationSeconds: duration,
     warmupSeconds: 2,
     connections: 50,

@@ -3,6 +3,7 @@ import { migrate } from "../src/db/migrations.ts";
 import { ensureDatabaseExists, openBulkConnection } from "./bench-database.ts";
 import {
   type BenchOrganization,
+  createKeys,
   formIdsOf,
   prepareOrganization,
   prepareWritesOrganization,
@@ -10,6 +11,7 @@ import {
 } from "./bench-organizations.ts";
 import type { PostgresData } from "./measure-postgres.ts";
 import type { BenchOptions } from "./options.ts";
+import { MANY_KEYS } from "./scenarios.ts";
 
 /**
  * The bench database, migrated and seeded: the organizations of every size (reused from earlier
@@ -36,8 +38,11 @@ export async function preparePostgres(
     // Fresh statistics and visibility map after seeding and the writes of the last run.
     await db.query("VACUUM ANALYZE forms");
     const smallest = organizations[0] as BenchOrganization;
+    const manyKeys = await createKeys(db, smallest.id, MANY_KEYS);
     return {
       databaseUrl: options.databaseUrl,
+      redisUrl: options.redisUrl,
+      manyKeys,
       db,
       organizations,
       writes,

@@ -12,6 +12,7 @@ export interface Table {
 
 const SERVER_ORDER: ServerName[] = [
   "formdeck",
+  "formdeck with Redis",
   "formdeck without auth",
   "minimal handler",
   "runtime limit",
@@ -25,7 +26,17 @@ function ratio(value: number, base: number | undefined): string {
   return `${r >= 0.1 ? r.toFixed(2) : r.toPrecision(2)}×`;
 }
 
-/** One row per run, grouped by scenario (in the order run) and size, formdeck first. */
+/** Lowest to highest throughput of a measurement made over rounds; "" for a single run. */
+function rpsSpread(m: Measurement): string {
+  if (m.runs.length < 2) return "";
+  const all = m.runs.map((run) => run.requestsPerSecond);
+  return `${Math.min(...all)} to ${Math.max(...all)}`;
+}
+
+/**
+ * One row per measurement (the median run of those made over rounds), grouped by scenario (in
+ * the order run) and size, formdeck first.
+ */
 export function measurementsTable(measurements: readonly Measurement[]): Table {
   const scenarioOrder = [...new Set(measurements.map((m) => m.scenario))];
   const sorted = [...measurements].sort(
@@ -47,6 +58,7 @@ export function measurementsTable(measurements: readonly Measurement[]): Table {
       formsLabel(m.forms),
       m.server,
       String(rps),
+      rpsSpread(m),
       milliseconds(latencyMs?.p50),
       milliseconds(latencyMs?.p99),
       String(non2xx),
@@ -61,6 +73,7 @@ export function measurementsTable(measurements: readonly Measurement[]): Table {
       "forms",
       "server",
       "req/s",
+      "rounds' req/s",
       "p50 ms",
       "p99 ms",
       "non-2xx",
@@ -69,7 +82,7 @@ export function measurementsTable(measurements: readonly Measurement[]): Table {
       "vs runtime limit",
     ],
     rows,
-    numeric: [false, true, false, true, true, true, true, true, true, true],
+    numeric: [false, true, false, true, true, true, true, true, true, true, true],
   };
 }
 
@@ -92,9 +105,9 @@ export function machineTable(machine: MachineInfo): Table {
 
 export function targetsTable(targets: readonly TargetResult[]): Table {
   return {
-    header: ["target", "limit", "measured", "result"],
-    rows: targets.map((t) => [t.name, t.limit, t.measured, t.status]),
-    numeric: [false, false, false, false],
+    header: ["target", "limit", "median", "lowest to highest round", "result"],
+    rows: targets.map((t) => [t.name, t.limit, t.measured, t.spread, t.status]),
+    numeric: [false, false, false, false, false],
   };
 }
 

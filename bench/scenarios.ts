@@ -13,6 +13,8 @@ export const deepPage = (forms: number) => Math.min(Math.ceil(forms / PAGE_SIZE)
 
 export const SCENARIOS = {
   listDefaults: "list defaults",
+  /** The same request, each sent with the next of 1,000 keys of the organization. */
+  listManyKeys: "list defaults, 1,000 keys",
   listType: "list type=hosted",
   listSort: "list sort=submissions",
   listSearch: `list search=${RARE_WORD}`,
@@ -20,8 +22,15 @@ export const SCENARIOS = {
   listSearchOneClient: `list search=${RARE_WORD}, one client`,
   getById: "get by id",
   create: "create",
+  createIdempotent: "create with Idempotency-Key",
   update: "update",
+  updateClose: "update isClosed",
+  updateAutoClose: "update auto-close",
+  updateOneForm: "update one form",
 } as const;
+
+/** Keys of the organization that the many-keys run sends in turn. */
+export const MANY_KEYS = 1_000;
 
 /** The list requests measured at every organization size, on formdeck and the minimal handler. */
 export const LIST_SCENARIOS: readonly { name: string; query: (forms: number) => string }[] = [

@@ -11,6 +11,7 @@ import {
 
 export type ServerName =
   | "formdeck"
+  | "formdeck with Redis"
   | "formdeck without auth"
   | "minimal handler"
   | "runtime limit"
@@ -71,6 +72,13 @@ const startFormdeckProcess = async (
 /** formdeck as deployed on PostgreSQL: src/server.ts, in-process rate limiter (no REDIS_URL). */
 export const startFormdeck = (databaseUrl: string) =>
   startFormdeckProcess("formdeck", "src/server.ts", { DATABASE_URL: databaseUrl });
+
+/** The same with the Redis rate limiter, as several instances run. */
+export const startFormdeckWithRedis = (databaseUrl: string, redisUrl: string) =>
+  startFormdeckProcess("formdeck with Redis", "src/server.ts", {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+  });
 
 /** formdeck on the embedded store (PGlite) in `dataDir`. */
 export const startEmbeddedFormdeck = (dataDir: string) =>
