@@ -27,10 +27,10 @@ export interface BenchReport {
   /** Peak resident memory (VmHWM) of each formdeck server process, in MB. */
   peakRssMb: {
     formdeck: number | null;
-    /** From its first start on a new DATA_DIR through its loads. */
-    formdeckEmbedded: number | null;
-    /** Once it listened after its first start (initdb and migrations). */
+    /** From its first start on a new DATA_DIR (initdb, migrations) through the seeding. */
     formdeckEmbeddedFirstStart: number | null;
+    /** Restarted on that store, through the list, search and create loads. */
+    formdeckEmbeddedRestart: number | null;
   };
   targets: TargetResult[];
   measurements: Measurement[];

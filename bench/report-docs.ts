@@ -4,10 +4,10 @@ import { DEFAULT_BENCH_DATABASE_URL } from "./bench-database.ts";
 import { WRITES_ORGANIZATION_SIZE } from "./bench-organizations.ts";
 import type { BenchReport } from "./bench-report.ts";
 import { REVOCATIONS } from "./checks.ts";
-import { formsLabel } from "./measurement.ts";
-import { ALL_SIZES } from "./options.ts";
+import { formsLabel, ROUNDS } from "./measurement.ts";
+import { ALL_SIZES, DEFAULT_BENCH_REDIS_URL } from "./options.ts";
 import { machineTable, markdownTable, measurementsTable, targetsTable } from "./report-table.ts";
-import { deepPage, PAGE_SIZE, SCENARIOS } from "./scenarios.ts";
+import { deepPage, MANY_KEYS, PAGE_SIZE, SCENARIOS } from "./scenarios.ts";
 import { RARE_WORD, RARE_WORD_FORMS } from "./seed-forms.ts";
 
 const START = "<!-- bench:results:start -->";
@@ -31,9 +31,11 @@ const deepPages = ALL_SIZES.map(
 );
 
 const embeddedRss = ({ peakRssMb }: BenchReport) =>
-  peakRssMb.formdeckEmbedded === null
+  peakRssMb.formdeckEmbeddedFirstStart === null || peakRssMb.formdeckEmbeddedRestart === null
     ? ""
-    : `\nPeak RSS of formdeck on the embedded store, for reference: ${peakRssMb.formdeckEmbedded.toFixed(0)} MB.\n`;
+    : `\nPeak RSS of formdeck on the embedded store: ${peakRssMb.formdeckEmbeddedFirstStart.toFixed(0)} MB ` +
+      `from its first start on a new \`DATA_DIR\` through the seeding, ` +
+      `${peakRssMb.formdeckEmbeddedRestart.toFixed(0)} MB restarted, through its loads.\n`;
 
 /** The generated part of docs/performance.md: everything between the markers. */
 function resultsSection(report: BenchReport, chartFile: string): string {
@@ -51,31 +53,52 @@ the bench markers is rewritten by every complete run. Raw figures: \`bench/resul
   every run.
 - **Load.** autocannon in a process of its own, ${settings.connections} connections,
   ${settings.durationSeconds} s per run after ${settings.warmupSeconds} s of warm-up that is not
-  counted. Create sends a new name each time; update renames the writes organization's forms in
-  turn; get by id reads the ${formsLabel(ALL_SIZES[0])}-form organization's forms in turn. The
-  runs that targets compare across servers (list with defaults at the smallest size, create,
-  update) are made three times, the servers taking turns, and each keeps its median run.
-- **Servers**, side by side on the same data, each run right after formdeck's:
+  counted. Create sends a new name each time (with \`Idempotency-Key\`: a new key each time);
+  update sends, to the writes organization's forms in turn, a new name (the one-statement path),
+  \`isClosed\` toggled, or a new auto-close deadline (the paths that read the stored row first);
+  "update one form" sends a new name and \`isClosed\` in turn, all ${settings.connections}
+  connections to one form, so that the row lock and formdeck's retry after a concurrent write
+  decide; get by id reads the ${formsLabel(ALL_SIZES[0])}-form organization's forms in turn.
+- **Medians of rounds.** Every run that a ratio target compares (across servers, or across sizes
+  for the p50 growth) is made ${ROUNDS} times, the runs taking turns within each round, so that
+  a burst of noise on the machine meets every side. A target's value is the ratio of the medians;
+  beside it, the lowest and highest of the round-by-round ratios: when that spread straddles the
+  limit, noise decides the result, not the code. The runs table shows each median run and the
+  rounds' lowest to highest throughput. Runs no target compares are made once.
+- **Servers**, side by side on the same data:
   - _formdeck_: \`node src/server.ts\` with the Node flags of \`npm start\`
-    (\`${settings.formdeckNodeFlags || "none"}\`), on PostgreSQL, in-process rate limiter (no
-    Redis), \`LOG_LEVEL=warn\`, a quota no run reaches;
+    (\`${settings.formdeckNodeFlags || "none"}\`), on PostgreSQL, in-process rate limiter,
+    \`LOG_LEVEL=warn\`, a quota no run reaches;
+  - _formdeck with Redis_: the same with \`REDIS_URL\` set (\`BENCH_REDIS_URL\`): the Redis rate
+    limiter that several instances share;
   - _formdeck without auth_: the same app without key check and rate limit
     (\`bench/servers/formdeck-without-auth.ts\`): the difference is what those two cost;
-  - _minimal handler_: what a careful engineer writes first with \`node:http\` and \`pg\` (the
-    same pool settings as formdeck): the page query and a \`count(*)\` with the same filter,
-    \`ILIKE\` search, the same JSON shape, no key check (\`bench/servers/minimal-handler.ts\`);
+  - _minimal handler_: the fair baseline, what a careful engineer writes with \`node:http\` and
+    \`pg\` (the same pool settings as formdeck): named prepared statements, and one round trip
+    where one suffices: the page and a \`count(*)\` with the same filter in one statement,
+    \`ILIKE\` search, an update of the closing state in one \`UPDATE\`; the same JSON, no key
+    check (\`bench/servers/minimal-handler.ts\`);
   - _runtime limit_: \`node:http\` answering a pre-serialized body of the size of formdeck's default
     list response (\`bench/servers/runtime-limit.ts\`): what Node can do on this machine;
-  - _formdeck embedded_: formdeck on PGlite, for reference only: list, search and create on an
-    organization of 10k forms (seeding a million into PGlite would take minutes).
+  - _formdeck embedded_: formdeck on PGlite as a newcomer runs it: a server started on an empty
+    \`DATA_DIR\` (PGlite's initdb, the migrations), an organization and a key made through its
+    admin socket as the CLI makes them, ${formsLabel(10_000)} forms created through the API; then
+    the same store restarted for list, search and create. Throughput for reference, peak RSS a
+    target.
+- **Key check.** Its share of a list request is the throughput formdeck loses to it against
+  formdeck without auth: with one key (always in the 5 s cache) and the in-process limiter; with
+  the Redis limiter; and with ${MANY_KEYS.toLocaleString("en")} keys of the organization sent in
+  turn (made as \`formdeck key create\` makes them), so that keys leave the cache and are read
+  again.
 - **Scenarios.** List with defaults, with \`type=hosted\`, with \`sort=submissions\`, with
   \`search=${RARE_WORD}\` (${RARE_WORD_FORMS} matches), and a deep page at page size ${PAGE_SIZE}:
   the last page but no deeper than page 5,000 (page ${deepPages.join(", ")}). Get by id; create;
   update; "${SCENARIOS.listSearchOneClient}" with a single connection on the largest organization.
 - **Checks before any load**, each a target: \`meta.total\` equals what was seeded, without
-  filter, per type and for the search, on formdeck and the minimal handler; a key revoked on the
-  database is refused on its very next request (${REVOCATIONS} keys in a row). A failed check
-  fails the run, and the figures are still measured.
+  filter, per type and for the search, on formdeck; the minimal handler and formdeck without auth
+  answer exactly formdeck's body; a key revoked on the database is refused on its very next
+  request (${REVOCATIONS} keys in a row). A failed check fails the run, and the figures are still
+  measured.
 - **Latencies** are those of the requests answered: a run with errors (timeouts of 10 s) leaves
   out the requests that got no answer, and "-" means none got one.
 - **Peak RSS**: \`VmHWM\` of the formdeck server process after all its runs.
@@ -83,7 +106,7 @@ the bench markers is rewritten by every complete run. Raw figures: \`bench/resul
 ## Reproduce
 
 \`\`\`sh
-npm run bench                                         # everything, about 10 minutes
+npm run bench                                         # everything, about 25 minutes
 BENCH_DURATION=3 npm run bench -- --sizes 100,10000   # a quick run without the 1M organization
 npm run bench -- --only search                        # scenarios whose name contains "search"
 npm run bench -- --reseed                             # seed the organizations again
@@ -91,7 +114,8 @@ npm run bench -- --reseed                             # seed the organizations a
 
 \`BENCH_DURATION\` sets the seconds per run (default 10); \`BENCH_DATABASE_URL\` the database,
 created if missing, by default:
-\`${DEFAULT_BENCH_DATABASE_URL}\`. The organizations are seeded once and reused
+\`${DEFAULT_BENCH_DATABASE_URL}\`; \`BENCH_REDIS_URL\` the Redis of the Redis limiter's run, by
+default \`${DEFAULT_BENCH_REDIS_URL}\`. The organizations are seeded once and reused
 by later runs. The run exits with 1 when a target fails; only a run of everything (no \`--only\`,
 every size) rewrites this page.
 
@@ -109,8 +133,10 @@ ${markdownTable(targetsTable(report.targets))}
 ${embeddedRss(report)}
 ## Runs
 
-Latencies in milliseconds; "vs minimal" is formdeck's throughput over the minimal handler's on
-the same scenario and data, "vs runtime limit" its throughput over the runtime limit's.
+Latencies in milliseconds; "rounds' req/s" the lowest and highest throughput of the rounds of a
+compared run (the row is its median run); "vs minimal" is formdeck's throughput over the minimal
+handler's on the same scenario and data, "vs runtime limit" its throughput over the runtime
+limit's.
 
 ${markdownTable(measurementsTable(report.measurements))}
 
