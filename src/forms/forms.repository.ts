@@ -122,23 +122,41 @@ export async function updateForm(
 }
 
 /**
- * Merges `settings` into the stored ones and sets the name if given, in one statement. For
- * changes that do not involve the closing state, which needs the stored row to compute.
+ * Merges `settings` into the stored ones and sets the name and `isClosed` if given, in one
+ * statement. For changes that leave the auto-close deadline alone, which needs the stored row to
+ * compute. A given `isClosed` is the form's state from now on, and a deadline that has passed
+ * is spent with it, as nextClosingState has it (closing.ts).
  */
 export async function patchForm(
   db: Queryable,
   organizationId: string,
   formId: string,
-  changes: { name: string | null; settings: Partial<FormSettings>; captchaSecret: string | null },
+  changes: {
+    name: string | null;
+    settings: Partial<FormSettings>;
+    captchaSecret: string | null;
+    isClosed: boolean | null;
+  },
   now: Date,
 ): Promise<FormRow | null> {
   const rows = await db.query<FormRow>(
     `UPDATE forms SET name = COALESCE($4, name), settings = settings || $5::jsonb,
             captcha_secret = COALESCE($6, captcha_secret),
+            is_closed = COALESCE($7::boolean, is_closed),
+            auto_close_at = CASE WHEN $7::boolean IS NOT NULL AND auto_close_at <= $1 THEN NULL
+                                 ELSE auto_close_at END,
             updated_at = GREATEST($1, updated_at + interval '1 millisecond')
       WHERE organization_id = $2 AND id = $3
       RETURNING ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed"`,
-    [now, organizationId, formId, changes.name, changes.settings, changes.captchaSecret],
+    [
+      now,
+      organizationId,
+      formId,
+      changes.name,
+      changes.settings,
+      changes.captchaSecret,
+      changes.isClosed,
+    ],
   );
   return rows[0] ?? null;
 }

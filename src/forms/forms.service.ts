@@ -44,9 +44,13 @@ function requirePlanFor(owner: KeyOwner, input: CreateFormInput | UpdateFormInpu
   if (refused) throw new AppError("forbidden", `${refused}: needs the paid plan`);
 }
 
-/** Whether the update changes what decides if the form is closed: that needs the stored row. */
-const touchesClosing = (input: UpdateFormInput) =>
-  "isClosed" in input || AUTO_CLOSE_MEMBERS.some((member) => member in input);
+/**
+ * Whether the update changes the auto-close deadline: the new deadline depends on the stored
+ * settings, and whether it re-arms the form on the stored deadline, so that needs the stored row.
+ * `isClosed` alone does not: it is applied in the one statement (see patchForm).
+ */
+const changesDeadline = (input: UpdateFormInput) =>
+  AUTO_CLOSE_MEMBERS.some((member) => member in input);
 
 /** Addresses are compared without regard to case; the first spelling is kept. */
 function withoutDuplicates(emails: string[]): string[] {
@@ -130,7 +134,7 @@ export async function updateForm(
   input: UpdateFormInput,
 ) {
   if (!FORM_ID.test(formId)) throw formNotFound();
-  if (!touchesClosing(input) && allowedOnPlan(owner, input)) {
+  if (!changesDeadline(input) && allowedOnPlan(owner, input)) {
     // Nothing here depends on the stored row: one statement merges the change into it. (A plan
     // refusal takes the path below, which reads first: a missing form is a 404 before a 403.)
     const row = await repository.patchForm(
@@ -141,6 +145,7 @@ export async function updateForm(
         name: input.name ?? null,
         settings: settingsOf(input),
         captchaSecret: input.providerCaptchaSecretKey ?? null,
+        isClosed: input.isClosed ?? null,
       },
       new Date(),
     );

@@ -201,8 +201,8 @@ describe("404 for a form the key's organization does not have", () => {
   test("concurrent updates of one form all apply: none is lost, each answer is a stored state", async () => {
     const created = await api.createOk({ name: "Contended" });
     // Each update writes a different member, so a lost update shows as a missing member. Those
-    // with isClosed take the read-then-write path, the others the one-statement path: they
-    // interleave here.
+    // with an auto-close member take the read-then-write path, the others (isClosed included)
+    // the one-statement path: they interleave here.
     const members = [
       { tpHeader: "header" },
       { tpMessage: "message" },
@@ -217,7 +217,9 @@ describe("404 for a form the key's organization does not have", () => {
       { limitResponses: true },
       { removeServiceBranding: true },
     ];
-    const changes = members.map((change, i) => (i % 2 ? { ...change, isClosed: false } : change));
+    const changes = members.map((change, i) =>
+      i % 2 ? { ...change, autoCloseTimezone: "UTC" } : { ...change, isClosed: false },
+    );
     const answers = await Promise.all(changes.map((change) => api.update(created.id, change)));
     assert.deepEqual(
       answers.map((res) => res.status),
