@@ -45,16 +45,37 @@ export async function claimKey(
   return rows.length > 0;
 }
 
+/**
+ * Stores the response of the request that claimed the key and, in the same statement (one round
+ * trip fewer per keyed create), removes up to `purgeLimit` keys that expired before
+ * `expiredBefore`, so that the table stays bounded. The claimed key is never among them: it was
+ * written now.
+ */
 export async function storeResponse(
   db: Queryable,
   request: KeyedRequest,
   response: StoredResponse,
+  expiredBefore: Date,
+  purgeLimit: number,
 ): Promise<void> {
   await db.query(
-    `UPDATE idempotency_keys
+    `WITH purged AS (
+       DELETE FROM idempotency_keys
+        WHERE (organization_id, key) IN (
+          SELECT organization_id, key FROM idempotency_keys
+           WHERE created_at < $6 ORDER BY created_at LIMIT $7 FOR UPDATE SKIP LOCKED))
+     UPDATE idempotency_keys
         SET response_status = $3, response_location = $4, response_body = $5
       WHERE organization_id = $1 AND key = $2`,
-    [request.organizationId, request.key, response.status, response.location, response.body],
+    [
+      request.organizationId,
+      request.key,
+      response.status,
+      response.location,
+      response.body,
+      expiredBefore,
+      purgeLimit,
+    ],
   );
 }
 
@@ -84,24 +105,4 @@ export async function findKey(
       status === null || location === null || body === null ? null : { status, location, body },
     createdAt,
   };
-}
-
-/**
- * Deletes up to `limit` expired keys, oldest first. Rows another transaction holds (a key being
- * taken over) are skipped rather than waited for, so purges never block or deadlock requests.
- */
-export async function deleteExpiredKeys(
-  db: Queryable,
-  expiredBefore: Date,
-  limit: number,
-): Promise<number> {
-  const rows = await db.query<{ key: string }>(
-    `DELETE FROM idempotency_keys
-      WHERE (organization_id, key) IN (
-        SELECT organization_id, key FROM idempotency_keys
-         WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-      RETURNING key`,
-    [expiredBefore, limit],
-  );
-  return rows.length;
 }

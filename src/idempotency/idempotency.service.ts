@@ -2,7 +2,6 @@ import type { Database, Queryable } from "../db/database.ts";
 import { invalid } from "../http/errors.ts";
 import {
   claimKey,
-  deleteExpiredKeys,
   findKey,
   type KeyedRequest,
   type StoredResponse,
@@ -40,8 +39,7 @@ export function respondOnce(
     const expiredBefore = new Date(now.getTime() - KEY_LIFETIME_MS);
     if (await claimKey(tx, request, now, expiredBefore)) {
       const response = await work(tx);
-      await storeResponse(tx, request, response);
-      await deleteExpiredKeys(tx, expiredBefore, PURGE_BATCH);
+      await storeResponse(tx, request, response, expiredBefore, PURGE_BATCH);
       return { response, replayed: false };
     }
     // The claim locked the committed row, so it is still here and complete.
