@@ -20,7 +20,7 @@ import {
   trimRequestLogs,
 } from "./support/servers.ts";
 import { storeFromEnvironment } from "./support/store.ts";
-import { rssMiB, Tally } from "./support/tally.ts";
+import { reportLoad, rssMiB, Tally } from "./support/tally.ts";
 import { createTenants } from "./support/tenants.ts";
 
 const CLIENTS = 50;
@@ -128,14 +128,7 @@ test(`intake load: ${CLIENTS} clients submit to ${FORM_COUNT} forms and read the
     const rssEnd = rssMiB(server.child.pid);
     stopTrimming();
 
-    figure(
-      t,
-      "requests",
-      `${tally.total} in ${elapsedS.toFixed(1)} s (${Math.round(tally.total / elapsedS)}/s)`,
-    );
-    figure(t, "outcomes", tally.outcomeLine());
-    for (const line of tally.operationLines()) figure(t, "operation", line);
-    figure(t, "server RSS", `${rssStart} MiB at start, ${rssEnd} MiB at end`);
+    reportLoad(t, tally, elapsedS, { start: rssStart, end: rssEnd });
 
     // Accounting: every acknowledged submission exported with exactly the answers sent, nothing
     // else stored, and each form's counter equal to its acknowledged submissions.

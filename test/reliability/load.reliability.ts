@@ -13,7 +13,7 @@ import {
   trimRequestLogs,
 } from "./support/servers.ts";
 import { storeFromEnvironment } from "./support/store.ts";
-import { rssMiB, Tally } from "./support/tally.ts";
+import { reportLoad, rssMiB, Tally } from "./support/tally.ts";
 import { createTenants } from "./support/tenants.ts";
 
 const CLIENTS = 50;
@@ -144,14 +144,7 @@ test(`load: ${CLIENTS} clients list, create and update across ${ORGANIZATIONS} o
     const rssEnd = rssMiB(server.child.pid);
     stopTrimming();
 
-    figure(
-      t,
-      "requests",
-      `${tally.total} in ${elapsedS.toFixed(1)} s (${Math.round(tally.total / elapsedS)}/s)`,
-    );
-    figure(t, "outcomes", tally.outcomeLine());
-    for (const line of tally.operationLines()) figure(t, "operation", line);
-    figure(t, "server RSS", `${rssStart} MiB at start, ${rssEnd} MiB at end`);
+    reportLoad(t, tally, elapsedS, { start: rssStart, end: rssEnd });
     const warnings = serverProblems(server, 40);
     figure(t, "server warnings", warnings.length === 0 ? "none" : warnings.join("\n"));
 

@@ -1,4 +1,6 @@
 import { readFileSync } from "node:fs";
+import type { TestContext } from "node:test";
+import { figure } from "../figures.ts";
 import { type Reply, RequestFailure } from "./http-client.ts";
 
 /** Nearest-rank percentile of `values` (need not be sorted); NaN when there are none. */
@@ -93,4 +95,21 @@ export function rssMiB(pid: number | undefined): number | null {
   } catch {
     return null;
   }
+}
+
+/** The figures every load run reports: requests and their rate, outcomes, each operation, RSS. */
+export function reportLoad(
+  t: TestContext,
+  tally: Tally,
+  elapsedS: number,
+  rss: { start: number | null; end: number | null },
+) {
+  figure(
+    t,
+    "requests",
+    `${tally.total} in ${elapsedS.toFixed(1)} s (${Math.round(tally.total / elapsedS)}/s)`,
+  );
+  figure(t, "outcomes", tally.outcomeLine());
+  for (const line of tally.operationLines()) figure(t, "operation", line);
+  figure(t, "server RSS", `${rss.start} MiB at start, ${rss.end} MiB at end`);
 }
