@@ -6,6 +6,7 @@ import type { MachineInfo } from "./machine-info.ts";
 import type { Measurement } from "./measurement.ts";
 import { listLatencyChart } from "./report-chart.ts";
 import { writePerformanceDoc } from "./report-docs.ts";
+import type { SubmissionFigures } from "./submission-scenarios.ts";
 import type { TargetResult } from "./targets.ts";
 
 /** Everything a run produced: written as bench/results/<timestamp>.json. */
@@ -22,6 +23,8 @@ export interface BenchReport {
     /** Node flags of the formdeck processes: those of `npm start`. */
     formdeckNodeFlags: string;
     only: string | null;
+    /** Submissions of the form the list, search, export and retention runs read. */
+    submissions: number;
   };
   checks: CheckResult[];
   /** Peak resident memory (VmHWM) of each formdeck server process, in MB. */
@@ -32,6 +35,8 @@ export interface BenchReport {
     /** Restarted on that store, through the list, search and create loads. */
     formdeckEmbeddedRestart: number | null;
   };
+  /** The submissions scenarios' figures that are not load runs (export, limit, peak RSS). */
+  submissions: SubmissionFigures;
   targets: TargetResult[];
   measurements: Measurement[];
 }

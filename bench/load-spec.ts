@@ -34,7 +34,9 @@ export type LoadRequest =
   /** POST /api/v1/forms, each with a new name; with `idempotent`, each with a new Idempotency-Key. */
   | { kind: "create"; idempotent?: boolean }
   /** PATCH /api/v1/forms/:id, each request the next id of the list. */
-  | { kind: "update"; formIds: string[]; body: UpdateBody };
+  | { kind: "update"; formIds: string[]; body: UpdateBody }
+  /** POST /f/:formId, urlencoded, answered as JSON; each request the next id of the list. */
+  | { kind: "intake"; formIds: string[] };
 
 /** What it prints on stdout, as JSON, once done. */
 export interface LoadSummary {

@@ -78,8 +78,32 @@ function requestsFor(request: LoadRequest, headers: Record<string, string>): Req
           },
         },
       ];
+    case "intake":
+      return [
+        {
+          method: "POST",
+          headers: {
+            ...headers,
+            accept: "application/json",
+            "content-type": "application/x-www-form-urlencoded",
+          },
+          setupRequest: (req) => {
+            sent += 1;
+            const path = `/f/${nextId(request.formIds)}`;
+            return { ...req, path, body: intakeBody(sent) };
+          },
+        },
+      ];
   }
 }
+
+/** What a contact form sends: three short fields, each submission its own. */
+const intakeBody = (sent: number) =>
+  new URLSearchParams({
+    name: `Ada Lovelace ${sent}`,
+    email: `ada${sent}@example.com`,
+    message: `Hello, I would like to know more about your service. Request ${sent}.`,
+  }).toString();
 
 /** The requests, each sending the next of `apiKeys` as its key when there are any. */
 function withRotatingKeys(requests: Request[], apiKeys: string[] | undefined): Request[] {

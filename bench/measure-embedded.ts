@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { AdminCommand } from "../src/admin/admin-commands.ts";
+import type { JsonCommand } from "../src/admin/admin-commands.ts";
 import { sendAdminCommand } from "../src/admin/admin-socket-client.ts";
 import { adminSocketPath } from "../src/admin/admin-socket-protocol.ts";
 import { organizationName } from "./bench-organizations.ts";
@@ -30,7 +30,7 @@ export interface EmbeddedMemory {
 }
 
 /** What the CLI does while a server holds the store: the command goes to its admin socket. */
-async function adminCommand(dataDir: string, command: AdminCommand) {
+async function adminCommand(dataDir: string, command: JsonCommand) {
   const reply = await sendAdminCommand(adminSocketPath(dataDir), command);
   if (reply.kind !== "result") throw new Error("the embedded server's admin socket did not answer");
   return reply.result as unknown as { id: string; key: string };

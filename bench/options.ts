@@ -17,6 +17,8 @@ export interface BenchOptions {
   /** Runs only scenarios whose name contains this. */
   only: string | null;
   reseed: boolean;
+  /** Submissions of the form that the submissions list, search, export and retention read. */
+  submissions: number;
 }
 
 export class UsageError extends Error {}
@@ -27,7 +29,8 @@ export const USAGE = `npm run bench [-- --only <text>] [--sizes 100,10000] [--re
   --reseed        seed the organizations again even if an earlier run left them
 Environment: BENCH_DURATION (seconds per run, default 10),
   BENCH_DATABASE_URL (default ${DEFAULT_BENCH_DATABASE_URL}),
-  BENCH_REDIS_URL (default ${DEFAULT_BENCH_REDIS_URL})`;
+  BENCH_REDIS_URL (default ${DEFAULT_BENCH_REDIS_URL}),
+  BENCH_SUBMISSIONS (submissions listed, exported and swept, default 1000000)`;
 
 function parseSizes(raw: string): number[] {
   const sizes = raw.split(",").map((part) => Number(part.trim()));
@@ -51,6 +54,12 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   if (!Number.isInteger(duration) || duration < 1) {
     throw new UsageError(`BENCH_DURATION: a whole number of seconds, got "${env.BENCH_DURATION}"`);
   }
+  const submissions = Number(env.BENCH_SUBMISSIONS ?? 1_000_000);
+  if (!Number.isSafeInteger(submissions) || submissions < 100) {
+    throw new UsageError(
+      `BENCH_SUBMISSIONS: an integer of at least 100, got "${env.BENCH_SUBMISSIONS}"`,
+    );
+  }
   return {
     databaseUrl: env.BENCH_DATABASE_URL || DEFAULT_BENCH_DATABASE_URL,
     redisUrl: env.BENCH_REDIS_URL || DEFAULT_BENCH_REDIS_URL,
@@ -60,9 +69,12 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     sizes: values.sizes ? parseSizes(values.sizes) : [...ALL_SIZES],
     only: values.only ?? null,
     reseed: values.reseed ?? false,
+    submissions,
   };
 }
 
 /** A run of every scenario at every size: only such a run rewrites docs/performance.md. */
 export const isCompleteRun = (options: BenchOptions) =>
-  options.only === null && ALL_SIZES.every((size) => options.sizes.includes(size));
+  options.only === null &&
+  ALL_SIZES.every((size) => options.sizes.includes(size)) &&
+  options.submissions >= 1_000_000;

@@ -6,6 +6,7 @@ import type { BenchReport } from "./bench-report.ts";
 import { REVOCATIONS } from "./checks.ts";
 import { formsLabel, ROUNDS } from "./measurement.ts";
 import { ALL_SIZES, DEFAULT_BENCH_REDIS_URL } from "./options.ts";
+import { exportTable, submissionsMethodology } from "./report-submissions.ts";
 import { machineTable, markdownTable, measurementsTable, targetsTable } from "./report-table.ts";
 import { deepPage, MANY_KEYS, PAGE_SIZE, SCENARIOS } from "./scenarios.ts";
 import { RARE_WORD, RARE_WORD_FORMS } from "./seed-forms.ts";
@@ -94,6 +95,7 @@ the bench markers is rewritten by every complete run. Raw figures: \`bench/resul
   \`search=${RARE_WORD}\` (${RARE_WORD_FORMS} matches), and a deep page at page size ${PAGE_SIZE}:
   the last page but no deeper than page 5,000 (page ${deepPages.join(", ")}). Get by id; create;
   update; "${SCENARIOS.listSearchOneClient}" with a single connection on the largest organization.
+${submissionsMethodology(report)}
 - **Checks before any load**, each a target: \`meta.total\` equals what was seeded, without
   filter, per type and for the search, on formdeck; the minimal handler and formdeck without auth
   answer exactly formdeck's body; a key revoked on the database is refused on its very next
@@ -109,13 +111,15 @@ the bench markers is rewritten by every complete run. Raw figures: \`bench/resul
 npm run bench                                         # everything, about 25 minutes
 BENCH_DURATION=3 npm run bench -- --sizes 100,10000   # a quick run without the 1M organization
 npm run bench -- --only search                        # scenarios whose name contains "search"
-npm run bench -- --reseed                             # seed the organizations again
+npm run bench -- --only intake                        # the intake's runs (issue 10)
+BENCH_SUBMISSIONS=20000 npm run bench -- --only "submissions " # a small submissions form
 \`\`\`
 
 \`BENCH_DURATION\` sets the seconds per run (default 10); \`BENCH_DATABASE_URL\` the database,
 created if missing, by default:
 \`${DEFAULT_BENCH_DATABASE_URL}\`; \`BENCH_REDIS_URL\` the Redis of the Redis limiter's run, by
-default \`${DEFAULT_BENCH_REDIS_URL}\`. The organizations are seeded once and reused
+default \`${DEFAULT_BENCH_REDIS_URL}\`; \`BENCH_SUBMISSIONS\` the submissions of the form the
+submissions list, search, export and retention read (default 1,000,000). The organizations are seeded once and reused
 by later runs. The run exits with 1 when a target fails; only a run of everything (no \`--only\`,
 every size) rewrites this page.
 
@@ -130,7 +134,7 @@ read.
 ## Targets
 
 ${markdownTable(targetsTable(report.targets))}
-${embeddedRss(report)}
+${embeddedRss(report)}${exportTable(report)}
 ## Runs
 
 Latencies in milliseconds; "rounds' req/s" the lowest and highest throughput of the rounds of a

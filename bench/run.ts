@@ -4,11 +4,14 @@ import { type BenchReport, writeReport } from "./bench-report.ts";
 import { machineInfo } from "./machine-info.ts";
 import { measureOnEmbeddedStore } from "./measure-embedded.ts";
 import { measureOnPostgres } from "./measure-postgres.ts";
+import { measureSubmissions } from "./measure-submissions.ts";
 import { createMeasurer } from "./measurement.ts";
 import { type BenchOptions, isCompleteRun, parseOptions, USAGE, UsageError } from "./options.ts";
 import { preparePostgres } from "./prepare-postgres.ts";
 import { measurementsTable, targetsTable, textTable } from "./report-table.ts";
 import { npmStartNodeFlags } from "./servers.ts";
+import type { SubmissionFigures } from "./submission-scenarios.ts";
+import { evaluateSubmissionTargets } from "./submission-targets.ts";
 import { evaluateTargets } from "./targets.ts";
 
 const started = performance.now();
@@ -23,20 +26,25 @@ async function bench(options: BenchOptions): Promise<boolean> {
   const measurer = createMeasurer(options, log);
   let postgres: Awaited<ReturnType<typeof measureOnPostgres>>;
   let machine: BenchReport["machine"];
+  let submissions: SubmissionFigures;
   try {
     machine = await machineInfo(store.db);
     postgres = await measureOnPostgres(store, measurer, log);
+    submissions = await measureSubmissions(store, options, measurer, log);
   } finally {
     await store.close();
   }
   const embedded = await measureOnEmbeddedStore(options, measurer, log);
 
   const { measurements } = measurer;
-  const targets = evaluateTargets(postgres.checks, measurements, {
-    formdeckMb: postgres.peakRssMb,
-    embeddedFirstStartMb: embedded?.firstStartMb ?? null,
-    embeddedRestartMb: embedded?.restartMb ?? null,
-  });
+  const targets = [
+    ...evaluateTargets(postgres.checks, measurements, {
+      formdeckMb: postgres.peakRssMb,
+      embeddedFirstStartMb: embedded?.firstStartMb ?? null,
+      embeddedRestartMb: embedded?.restartMb ?? null,
+    }),
+    ...evaluateSubmissionTargets(measurements, submissions, options.submissions),
+  ];
   const report: BenchReport = {
     startedAt,
     finishedAt: new Date().toISOString(),
@@ -48,6 +56,7 @@ async function bench(options: BenchOptions): Promise<boolean> {
       sizes: options.sizes.join(","),
       formdeckNodeFlags: (await npmStartNodeFlags()).join(" "),
       only: options.only,
+      submissions: options.submissions,
     },
     checks: postgres.checks,
     peakRssMb: {
@@ -55,6 +64,7 @@ async function bench(options: BenchOptions): Promise<boolean> {
       formdeckEmbeddedFirstStart: embedded?.firstStartMb ?? null,
       formdeckEmbeddedRestart: embedded?.restartMb ?? null,
     },
+    submissions,
     targets,
     measurements,
   };

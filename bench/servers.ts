@@ -41,7 +41,7 @@ export async function npmStartNodeFlags(): Promise<string[]> {
   return words.slice(1, script).filter((flag) => !flag.startsWith("--env-file"));
 }
 
-async function startServer(
+export async function startServer(
   name: ServerName,
   script: string,
   env: Record<string, string>,
@@ -64,9 +64,13 @@ async function startServer(
 }
 
 /** Settings every formdeck process gets: quiet logs and a quota no run can reach (no 429). */
-const FORMDECK_ENV = { LOG_LEVEL: "warn", RATE_LIMIT_MAX: "1000000000" };
+const FORMDECK_ENV = {
+  LOG_LEVEL: "warn",
+  RATE_LIMIT_MAX: "1000000000",
+  INTAKE_RATE_LIMIT_MAX: "1000000000",
+};
 
-const startFormdeckProcess = async (
+export const startFormdeckProcess = async (
   name: ServerName,
   script: string,
   env: Record<string, string>,

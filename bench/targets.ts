@@ -15,7 +15,7 @@ export interface TargetResult {
   status: "PASS" | "FAIL" | "SKIP";
 }
 
-interface Target {
+export interface Target {
   name: string;
   limit: string;
   /** Null when the run did not measure it. */
@@ -44,7 +44,7 @@ function embeddedPeak({ embeddedFirstStartMb: first, embeddedRestartMb: restart 
   return { value: Math.max(first, restart), note };
 }
 
-function judge({ name, limit, measured, passes, show }: Target): TargetResult {
+export function judge({ name, limit, measured, passes, show }: Target): TargetResult {
   if (measured === null || !Number.isFinite(measured.value)) {
     return { name, limit, measured: "not measured", spread: "", status: "SKIP" };
   }

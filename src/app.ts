@@ -5,9 +5,13 @@ import { registerAuthentication } from "./auth/authenticate.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
+import { FileLinks } from "./files/file-links.ts";
+import { fileLinkRoutes, fileRoutes } from "./files/files.routes.ts";
 import { formsRoutes } from "./forms/forms.routes.ts";
 import { healthRoutes } from "./health/health.routes.ts";
 import { homeRoutes } from "./home/home.routes.ts";
+import { hostedRoutes } from "./hosted/hosted.routes.ts";
+import { HostedPages } from "./hosted/hosted-pages.ts";
 import { API_PREFIX } from "./http/api-prefix.ts";
 import { registerClientAddress, trustFunction } from "./http/client-address.ts";
 import {
@@ -22,8 +26,11 @@ import { registerOpenApi } from "./http/openapi.ts";
 import { registerSecurityHeaders } from "./http/security-headers.ts";
 import { hasDecodableQuery, validatorCompiler } from "./http/validation.ts";
 import { type IntakeDependencies, intakeRoutes } from "./intake/intake.routes.ts";
+import { emailsRoutes } from "./notifications/email/emails.routes.ts";
 import type { RateLimiter } from "./rate-limit/rate-limiter.ts";
 import { submissionsRoutes } from "./submissions/submissions.routes.ts";
+import { type DeliveryQueue, noDeliveryQueue } from "./webhooks/delivery-queue.ts";
+import { webhooksRoutes } from "./webhooks/webhooks.routes.ts";
 
 export interface AppDependencies {
   config: Config;
@@ -34,6 +41,11 @@ export interface AppDependencies {
    * intake (`POST /f/{formId}` and its pages), as in tests of the API alone.
    */
   intake?: IntakeDependencies;
+  /**
+   * Where webhook attempts are enqueued (the test event, redeliveries). Without it, as in tests
+   * of the API alone, those two operations answer 503.
+   */
+  deliveryQueue?: DeliveryQueue;
   /** Silent when absent, as in tests. */
   logger?: FastifyBaseLogger;
   /**
@@ -45,7 +57,8 @@ export interface AppDependencies {
 
 /** Builds the HTTP application; the caller owns the database and the limiter and closes them. */
 export async function buildApp(dependencies: AppDependencies) {
-  const { config, db, limiter, logger, withoutAuthenticationAs, intake } = dependencies;
+  const { config, db, limiter, logger, withoutAuthenticationAs, intake, deliveryQueue } =
+    dependencies;
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: config.bodyLimitBytes,
@@ -108,7 +121,21 @@ export async function buildApp(dependencies: AppDependencies) {
   await app.register(homeRoutes);
   await app.register(healthRoutes, { db });
   await app.register(formsRoutes, { prefix: API_PREFIX, db });
-  await app.register(submissionsRoutes, { prefix: API_PREFIX, db });
-  if (intake) await app.register(intakeRoutes, { db, config, intake });
+  const links = new FileLinks(db, config.publicUrl);
+  await app.register(submissionsRoutes, { prefix: API_PREFIX, db, links });
+  await app.register(webhooksRoutes, {
+    prefix: API_PREFIX,
+    db,
+    queue: deliveryQueue ?? noDeliveryQueue,
+    allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+  });
+  await app.register(emailsRoutes, { prefix: API_PREFIX, db, links });
+  await app.register(fileRoutes, { prefix: API_PREFIX, db });
+  await app.register(fileLinkRoutes, { db, links });
+  if (intake) {
+    const pages = new HostedPages(config.captchaScriptUrls);
+    await app.register(intakeRoutes, { db, config, intake, pages, links });
+    await app.register(hostedRoutes, { db, pages });
+  }
   return app;
 }

@@ -1,7 +1,9 @@
 import path from "node:path";
+import { DEFAULT_CAPTCHA_SCRIPT_URLS } from "./hosted/captcha-scripts.ts";
 import { proxyRanges, type TrustProxy } from "./http/client-address.ts";
 import type { CaptchaProvider } from "./intake/captcha.ts";
 import { DEFAULT_VERIFY_URLS } from "./intake/captcha-verifier.ts";
+import { DEFAULT_RETRY_DELAYS_SECONDS } from "./jobs/retry-schedule.ts";
 
 export interface Config {
   readonly port: number;
@@ -26,6 +28,8 @@ export interface Config {
   readonly countryHeader: string | null;
   readonly captchaVerifyUrls: Readonly<Record<CaptchaProvider, string>>;
   readonly captchaMinScore: number;
+  /** Where hosted pages load each provider's widget script from. */
+  readonly captchaScriptUrls: Readonly<Record<CaptchaProvider, string>>;
   /** Largest submission body without files. */
   readonly submissionBodyLimitBytes: number;
   /** Submissions per client address and form per intake window. */
@@ -33,6 +37,22 @@ export interface Config {
   readonly intakeRateLimitWindowSeconds: number;
   /** How often counts kept in slots are folded into forms.submissions. */
   readonly submissionCountFoldSeconds: number;
+  /** Webhooks may reach loopback, private and other non-public addresses (tests, own network). */
+  readonly webhookAllowPrivateNetworks: boolean;
+  /** The SMTP server emails go through (`smtp://` or `smtps://`); null: emails are skipped. */
+  readonly smtpUrl: string | null;
+  /** The sender of every email: an address, optionally with a display name. */
+  readonly mailFrom: string;
+  /** Waits between delivery attempts of emails and webhooks, in seconds. */
+  readonly deliveryRetryDelaysSeconds: readonly number[];
+  /** Files one submission may carry, the largest one, and all of them together. */
+  readonly uploadMaxFiles: number;
+  readonly uploadMaxFileBytes: number;
+  readonly uploadMaxTotalBytes: number;
+  /** Bytes of uploaded files held in memory across all requests at once; past it, 503. */
+  readonly uploadMaxInFlightBytes: number;
+  /** The service's absolute base URL, without a trailing slash: signed file links start with it. */
+  readonly publicUrl: string;
 }
 
 export class ConfigError extends Error {}
@@ -85,6 +105,13 @@ function httpUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string
   return raw;
 }
 
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = text(env, name);
+  if (raw === null || raw === "false") return false;
+  if (raw === "true") return true;
+  throw new ConfigError(`${name}: must be true or false, got "${raw}"`);
+}
+
 function fraction(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = text(env, name);
   if (raw === null) return fallback;
@@ -116,6 +143,40 @@ function countryHeader(env: NodeJS.ProcessEnv): string | null {
   return header;
 }
 
+function smtpUrl(env: NodeJS.ProcessEnv): string | null {
+  const raw = text(env, "SMTP_URL");
+  if (raw !== null && (!URL.canParse(raw) || !/^smtps?:$/.test(new URL(raw).protocol))) {
+    // The URL holds credentials: it is not repeated.
+    throw new ConfigError("SMTP_URL: must be an smtp:// or smtps:// URL");
+  }
+  return raw;
+}
+
+// `Name <address>` or a bare address; one line, the address without spaces or angle brackets.
+const MAIL_FROM = /^(?:[^<>\r\n]*<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/;
+
+function mailFrom(env: NodeJS.ProcessEnv): string {
+  const raw = text(env, "MAIL_FROM") ?? "formdeck <formdeck@localhost>";
+  if (!MAIL_FROM.test(raw)) {
+    throw new ConfigError(
+      `MAIL_FROM: must be an address, optionally with a display name ("Forms <forms@example.com>"), got "${raw}"`,
+    );
+  }
+  return raw;
+}
+
+function retryDelays(env: NodeJS.ProcessEnv): readonly number[] {
+  const raw = text(env, "DELIVERY_RETRY_DELAYS_SECONDS");
+  if (raw === null) return DEFAULT_RETRY_DELAYS_SECONDS;
+  const delays = raw.split(",").map((entry) => entry.trim());
+  if (delays.length > 20 || delays.some((d) => !/^[0-9]{1,6}$/.test(d) || Number(d) > 86_400)) {
+    throw new ConfigError(
+      `DELIVERY_RETRY_DELAYS_SECONDS: must be at most 20 comma-separated integers from 0 to 86400, got "${raw}"`,
+    );
+  }
+  return Object.freeze(delays.map(Number));
+}
+
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
 /** Reads and checks the environment once; every later reader gets the same frozen object. */
@@ -133,8 +194,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError("REDIS_URL: must be a redis:// or rediss:// URL");
   }
   const rateLimitMax = integer(env, "RATE_LIMIT_MAX", 600, 1, 1_000_000_000);
+  const port = integer(env, "PORT", 3000, 0, 65535);
   return Object.freeze({
-    port: integer(env, "PORT", 3000, 0, 65535),
+    port,
     host: text(env, "HOST") ?? "0.0.0.0",
     dataDir: path.resolve(text(env, "DATA_DIR") ?? "./data"),
     databaseUrl,
@@ -161,6 +223,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       recaptcha: httpUrl(env, "RECAPTCHA_VERIFY_URL", DEFAULT_VERIFY_URLS.recaptcha),
     }),
     captchaMinScore: fraction(env, "CAPTCHA_MIN_SCORE", 0.5),
+    captchaScriptUrls: Object.freeze({
+      turnstile: httpUrl(env, "TURNSTILE_SCRIPT_URL", DEFAULT_CAPTCHA_SCRIPT_URLS.turnstile),
+      hcaptcha: httpUrl(env, "HCAPTCHA_SCRIPT_URL", DEFAULT_CAPTCHA_SCRIPT_URLS.hcaptcha),
+      recaptcha: httpUrl(env, "RECAPTCHA_SCRIPT_URL", DEFAULT_CAPTCHA_SCRIPT_URLS.recaptcha),
+    }),
     submissionBodyLimitBytes: integer(
       env,
       "SUBMISSION_BODY_LIMIT_BYTES",
@@ -171,5 +238,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     intakeRateLimitMax: integer(env, "INTAKE_RATE_LIMIT_MAX", 30, 1, 1_000_000_000),
     intakeRateLimitWindowSeconds: integer(env, "INTAKE_RATE_LIMIT_WINDOW_SECONDS", 60, 1, 86_400),
     submissionCountFoldSeconds: integer(env, "SUBMISSION_COUNT_FOLD_SECONDS", 5, 1, 86_400),
+    webhookAllowPrivateNetworks: flag(env, "WEBHOOK_ALLOW_PRIVATE_NETWORKS"),
+    smtpUrl: smtpUrl(env),
+    mailFrom: mailFrom(env),
+    deliveryRetryDelaysSeconds: retryDelays(env),
+    uploadMaxFiles: integer(env, "UPLOAD_MAX_FILES", 10, 0, 100),
+    uploadMaxFileBytes: integer(env, "UPLOAD_MAX_FILE_BYTES", 10_485_760, 1, 104_857_600),
+    uploadMaxTotalBytes: integer(env, "UPLOAD_MAX_TOTAL_BYTES", 26_214_400, 1, 1_073_741_824),
+    uploadMaxInFlightBytes: integer(
+      env,
+      "UPLOAD_MAX_IN_FLIGHT_BYTES",
+      104_857_600,
+      1_048_576,
+      17_179_869_184,
+    ),
+    publicUrl: httpUrl(env, "PUBLIC_URL", `http://localhost:${port}`).replace(/\/+$/, ""),
   });
 }

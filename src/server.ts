@@ -10,6 +10,7 @@ import { startAutoCloseSweep } from "./forms/auto-close-sweep.ts";
 import { createCaptchaVerifier, DEFAULT_CAPTCHA_TIMEOUT_MS } from "./intake/captcha-verifier.ts";
 import { createCountryResolver } from "./intake/country-resolver.ts";
 import { createLogger, logBackendsInUse } from "./logger.ts";
+import { startNotifications } from "./notifications/notifications.ts";
 import { createRateLimiter } from "./rate-limit/create-rate-limiter.ts";
 import { startRetentionSweep } from "./submissions/retention-sweep.ts";
 import { startSubmissionCountFold } from "./submissions/submission-count-fold.ts";
@@ -45,6 +46,9 @@ async function openStore(): Promise<{ db: Database; closeStore: () => Promise<vo
 function logApplied(migrations: string[]) {
   if (migrations.length > 0) logger.info({ migrations }, "migrations applied");
 }
+
+/** How long shutdown waits for running jobs, within the 10 s a SIGTERM is given. */
+const JOB_DRAIN_MS = 4_000;
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -110,7 +114,9 @@ async function start() {
     windowSeconds: config.intakeRateLimitWindowSeconds,
     log: logger,
   });
+  const notifications = await startNotifications({ db, config, log: logger });
   const intake = {
+    events: notifications.events,
     limiter: intakeLimiter,
     captcha: createCaptchaVerifier({
       verifyUrls: config.captchaVerifyUrls,
@@ -119,7 +125,14 @@ async function start() {
     }),
     countries: createCountryResolver(config.countryHeader),
   };
-  const app = await buildApp({ config, db, limiter, logger, intake });
+  const app = await buildApp({
+    config,
+    db,
+    limiter,
+    logger,
+    intake,
+    deliveryQueue: notifications.deliveryQueue,
+  });
   const sweep = startAutoCloseSweep(db, config.autoCloseSweepSeconds * 1000, logger);
   const retention = startRetentionSweep(db, config.retentionSweepSeconds * 1000, logger);
   const fold = startSubmissionCountFold(db, config.submissionCountFoldSeconds * 1000, logger);
@@ -139,6 +152,9 @@ async function start() {
     const reapIdle = setInterval(() => app.server.closeIdleConnections(), 100);
     await app.close();
     clearInterval(reapIdle);
+    // Deliveries under way get a few seconds; one cut short runs again on another instance, or
+    // here after the restart, once its heartbeat is missed.
+    await notifications.stop(JOB_DRAIN_MS);
     await sweep.stop();
     await retention.stop();
     await fold.stop();

@@ -4,9 +4,15 @@ import type { Plan, Scope } from "../src/auth/api-keys.ts";
 import { type Config, loadConfig } from "../src/config.ts";
 import { type Database, openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrations.ts";
+import type { SubmissionEvents } from "../src/notifications/submission-events.ts";
 import { createRateLimiter } from "../src/rate-limit/create-rate-limiter.ts";
+import type { DeliveryQueue } from "../src/webhooks/delivery-queue.ts";
 import { checkEveryResponse } from "./http/response-conformance.ts";
-import { headerCountries, TokenCaptcha } from "./intake/test-implementations.ts";
+import {
+  eventsWithoutQueue,
+  headerCountries,
+  TokenCaptcha,
+} from "./intake/test-implementations.ts";
 
 /** The store under test: PostgreSQL when DATABASE_URL is set, else an in-memory PGlite. */
 let shared: Promise<Database> | null = null;
@@ -33,7 +39,12 @@ const silentLog = { warn() {}, info() {} };
  * Every response its `inject` gives is checked against the app's OpenAPI document: one that the
  * document does not describe fails the test that asked for it.
  */
-export async function buildTestApp(overrides: Partial<Config> = {}, captcha = new TokenCaptcha()) {
+export async function buildTestApp(
+  overrides: Partial<Config> = {},
+  captcha = new TokenCaptcha(),
+  events?: SubmissionEvents,
+  deliveryQueue?: DeliveryQueue,
+) {
   const config = { ...loadConfig({}), ...overrides };
   const db = await testDatabase();
   const limiter = createRateLimiter({
@@ -50,7 +61,13 @@ export async function buildTestApp(overrides: Partial<Config> = {}, captcha = ne
     config,
     db,
     limiter,
-    intake: { limiter: intakeLimiter, captcha, countries: headerCountries },
+    intake: {
+      limiter: intakeLimiter,
+      captcha,
+      countries: headerCountries,
+      events: events ?? eventsWithoutQueue(config),
+    },
+    ...(deliveryQueue ? { deliveryQueue } : {}),
   });
   await checkEveryResponse(app);
   return {

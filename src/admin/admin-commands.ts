@@ -10,6 +10,7 @@ import {
   type OrganizationView,
   revokeKey,
 } from "./admin.service.ts";
+import { EXPORT_FORMATS, type ExportCommand } from "./submissions-export-command.ts";
 
 /** One administrative action: what the CLI asks for, run locally or sent to the admin socket. */
 export type AdminCommand =
@@ -18,7 +19,14 @@ export type AdminCommand =
   | { type: "org.plan"; organizationId: string; plan: Plan }
   | { type: "key.create"; organizationId: string; scope: Scope; name: string }
   | { type: "key.list"; organizationId: string }
-  | { type: "key.revoke"; keyId: string };
+  | { type: "key.revoke"; keyId: string }
+  | ExportCommand;
+
+/** The commands whose answer is one JSON document; the others stream theirs (an export). */
+export type JsonCommand = Exclude<AdminCommand, ExportCommand>;
+
+export const isStreamed = (command: AdminCommand): command is ExportCommand =>
+  command.type === "submissions.export";
 
 export type AdminResult =
   | OrganizationView
@@ -30,7 +38,7 @@ export type AdminResult =
 /** A command that is malformed (a bad plan, an empty name): the caller's mistake, not a failure. */
 export class AdminCommandError extends Error {}
 
-export async function runAdminCommand(db: Queryable, command: AdminCommand): Promise<AdminResult> {
+export async function runAdminCommand(db: Queryable, command: JsonCommand): Promise<AdminResult> {
   switch (command.type) {
     case "org.create":
       return createOrganization(db, { name: command.name, plan: command.plan });
@@ -95,6 +103,7 @@ const MEMBERS: Record<AdminCommand["type"], readonly string[]> = {
   "key.create": ["organizationId", "scope", "name"],
   "key.list": ["organizationId"],
   "key.revoke": ["keyId"],
+  "submissions.export": ["formId", "format"],
 };
 
 const isCommandType = (value: unknown): value is AdminCommand["type"] =>
@@ -137,5 +146,11 @@ export function parseAdminCommand(value: unknown): AdminCommand {
       return { type, organizationId: id(fields, "organizationId") };
     case "key.revoke":
       return { type, keyId: id(fields, "keyId") };
+    case "submissions.export":
+      return {
+        type,
+        formId: id(fields, "formId"),
+        format: oneOf(fields, "format", EXPORT_FORMATS),
+      };
   }
 }

@@ -1,8 +1,10 @@
 import { lstat } from "node:fs/promises";
 import http from "node:http";
 import net from "node:net";
-import type { AdminCommand, AdminResult } from "./admin-commands.ts";
+import type { Writable } from "node:stream";
+import type { AdminCommand, AdminResult, JsonCommand } from "./admin-commands.ts";
 import { fitsSocketPath, OPERATOR_ERRORS } from "./admin-socket-protocol.ts";
+import { copyInto, type ExportCommand } from "./submissions-export-command.ts";
 
 const CLIENT_TIMEOUT_MS = 30_000;
 
@@ -30,7 +32,7 @@ export function answersAt(socketPath: string): Promise<boolean> {
   });
 }
 
-export type AdminReply = { kind: "result"; result: AdminResult } | { kind: "no-server" };
+export type AdminReply<T = AdminResult> = { kind: "result"; result: T } | { kind: "no-server" };
 
 /** Turns the server's answer back into what runAdminCommand would have returned or thrown. */
 function settle(status: number, body: string): AdminResult {
@@ -44,6 +46,13 @@ function settle(status: number, body: string): AdminResult {
   const message = String(parsed?.error?.message ?? `the formdeck server answered ${status}`);
   const operatorError = OPERATOR_ERRORS.find((known) => known.status === status);
   throw operatorError ? new operatorError.type(message) : new Error(message);
+}
+
+/** The whole body of `response`, as text. */
+async function bodyText(response: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of response) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 /**
@@ -72,14 +81,16 @@ async function ownSocketExists(socketPath: string): Promise<boolean> {
 }
 
 /**
- * Sends a command to the server listening on `socketPath`. Resolves `no-server` when nothing
- * listens there (no socket file, or one left by a crash) or the server closed the connection
- * before answering, so the caller may try again or open the store.
+ * Sends `command` to the server listening on `socketPath` and hands its answer to `read`.
+ * Resolves `no-server` when nothing listens there (no socket file, or one left by a crash) or
+ * the server closed the connection before answering, so the caller may try again or open the
+ * store.
  */
-export async function sendAdminCommand(
+async function exchange<T>(
   socketPath: string,
   command: AdminCommand,
-): Promise<AdminReply> {
+  read: (response: http.IncomingMessage) => Promise<T>,
+): Promise<AdminReply<T>> {
   // No server can listen on a path too long to bind (listenAdminSocket refuses it).
   if (!fitsSocketPath(socketPath) || !(await ownSocketExists(socketPath))) {
     return { kind: "no-server" };
@@ -96,17 +107,7 @@ export async function sendAdminCommand(
         headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
       },
       (response) => {
-        const chunks: Buffer[] = [];
-        response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.on("error", reject);
-        response.on("end", () => {
-          try {
-            const body = Buffer.concat(chunks).toString("utf8");
-            resolve({ kind: "result", result: settle(response.statusCode ?? 0, body) });
-          } catch (error) {
-            reject(error);
-          }
-        });
+        read(response).then((result) => resolve({ kind: "result", result }), reject);
       },
     );
     request.on("timeout", () => {
@@ -118,5 +119,40 @@ export async function sendAdminCommand(
       isNoServer(error) || isClosedUnread(error) ? resolve({ kind: "no-server" }) : reject(error),
     );
     request.end(body);
+  });
+}
+
+/** Sends a command to the server listening on `socketPath`: its result, or `no-server`. */
+export function sendAdminCommand(socketPath: string, command: JsonCommand): Promise<AdminReply> {
+  return exchange(socketPath, command, async (response) =>
+    settle(response.statusCode ?? 0, await bodyText(response)),
+  );
+}
+
+/**
+ * Asks the server listening on `socketPath` for an export and copies it into `out` as it
+ * arrives; throws as sendAdminCommand does when the server refuses, and when the answer breaks
+ * off before its end (the server closes the connection when the export fails midway).
+ */
+export function streamAdminExport(
+  socketPath: string,
+  command: ExportCommand,
+  out: Writable,
+): Promise<AdminReply<void>> {
+  return exchange(socketPath, command, async (response) => {
+    if (response.statusCode !== 200) {
+      settle(response.statusCode ?? 0, await bodyText(response));
+      return;
+    }
+    let complete = false;
+    response.once("end", () => {
+      complete = true;
+    });
+    try {
+      await copyInto(response, out);
+    } catch (error) {
+      throw complete ? error : new Error("the formdeck server stopped the export midway");
+    }
+    if (!complete) throw new Error("the formdeck server stopped the export midway");
   });
 }

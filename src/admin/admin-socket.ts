@@ -1,17 +1,20 @@
 import { rm } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
+import { pipeline } from "node:stream/promises";
 import type { Queryable } from "../db/database.ts";
 import { errorBody } from "../http/errors.ts";
 import {
   type AdminCommand,
   AdminCommandError,
+  isStreamed,
   parseAdminCommand,
   runAdminCommand,
 } from "./admin-commands.ts";
 import { answersAt } from "./admin-socket-client.ts";
 import { fitsSocketPath, OPERATOR_ERRORS, SOCKET_PATH_MAX_BYTES } from "./admin-socket-protocol.ts";
 import { DataDirError } from "./data-dir.ts";
+import { type ExportCommand, openSubmissionsExport } from "./submissions-export-command.ts";
 
 // The details go to the server log, which the operator reads; the socket says only where.
 const UNEXPECTED_FAILURE = errorBody(
@@ -49,6 +52,13 @@ function reply(response: http.ServerResponse, status: number, body: unknown): vo
   response.end(JSON.stringify(body));
 }
 
+/** The export as the API sends it, a batch at a time as the client reads it. */
+async function sendExport(db: Queryable, command: ExportCommand, response: http.ServerResponse) {
+  const exported = await openSubmissionsExport(db, command);
+  response.writeHead(200, { "content-type": exported.contentType });
+  await pipeline(exported.body, response);
+}
+
 async function answer(
   db: Queryable,
   log: AdminSocketLog,
@@ -56,8 +66,20 @@ async function answer(
   response: http.ServerResponse,
 ): Promise<void> {
   try {
-    reply(response, 200, await runAdminCommand(db, await readCommand(request)));
+    const command = await readCommand(request);
+    if (isStreamed(command)) {
+      await sendExport(db, command, response);
+      return;
+    }
+    reply(response, 200, await runAdminCommand(db, command));
   } catch (error) {
+    // Once an export has started, its status is sent: the connection is cut instead, which the
+    // client reads as an export that stopped midway.
+    if (response.headersSent) {
+      log.error({ err: error }, "admin command failed");
+      response.destroy();
+      return;
+    }
     const operatorError = OPERATOR_ERRORS.find((known) => error instanceof known.type);
     if (operatorError) {
       const { message } = error as Error;

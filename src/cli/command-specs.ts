@@ -77,4 +77,20 @@ export const COMMANDS: Record<string, Record<string, CommandSpec>> = {
       build: (_, [keyId]) => ({ type: "key.revoke", keyId }),
     },
   },
+  submissions: {
+    export: {
+      synopsis: "submissions export --form <formId> [--format csv|ndjson]",
+      description:
+        "Write a form's submissions (not spam, newest first) to stdout, byte for byte as the API's\n" +
+        "export sends them: CSV (the default) or NDJSON, one submission per line. Streams: memory\n" +
+        "stays the same whatever their number. Works while the server runs.",
+      flags: ["form", "format"],
+      positionals: [],
+      build: (flags) => ({
+        type: "submissions.export",
+        formId: required(flags, "form", "<formId>"),
+        format: flags.format ?? "csv",
+      }),
+    },
+  },
 };

@@ -9,6 +9,12 @@ export interface QueryOptions {
   planEachTime?: boolean;
   /** No statement timeout: for migrations, never on a request path. */
   unbounded?: boolean;
+  /**
+   * `sql` is a script of several statements and takes no parameters (the job engine installs
+   * and maintains its schema so): it runs through the simple protocol, never prepared, and the
+   * rows of all its statements come back in order.
+   */
+  script?: boolean;
 }
 
 /** Anything that runs parameterized SQL: the database itself or one of its transactions. */
@@ -87,6 +93,10 @@ async function openPostgres(connectionString: string): Promise<Database> {
     params?: readonly unknown[],
     options?: QueryOptions,
   ) => {
+    if (options?.script) {
+      const results = (await q.query(sql)) as unknown as pg.QueryResult | pg.QueryResult[];
+      return (Array.isArray(results) ? results : [results]).flatMap((r) => r.rows ?? []) as Row[];
+    }
     // An unnamed statement is planned with the values it is given.
     const name = options?.planEachTime ? undefined : nameOf(sql);
     return (await q.query({ name, text: sql, values: params as unknown[] })).rows as Row[];

@@ -1,7 +1,13 @@
 /** Requests from pglite-store.ts to the store's thread (pglite-thread.ts). */
 export type ThreadRequest = { id: number } & (
   | { op: "open" }
-  | { op: "query"; sql: string; params: unknown[] | undefined; transaction: number | null }
+  | {
+      op: "query";
+      sql: string;
+      params: unknown[] | undefined;
+      transaction: number | null;
+      script?: boolean;
+    }
   | { op: "begin" }
   | { op: "end"; transaction: number; commit: boolean }
   | { op: "listen"; channel: string }

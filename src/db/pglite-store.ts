@@ -103,7 +103,13 @@ export async function openPgliteThread(
     options?: QueryOptions,
   ) =>
     call<Row[]>(
-      { op: "query", sql, params: params?.map(asPgliteParameter), transaction },
+      {
+        op: "query",
+        sql,
+        params: params?.map(asPgliteParameter),
+        transaction,
+        script: options?.script,
+      },
       options?.unbounded ? undefined : statementTimeoutMs,
     );
 

@@ -38,18 +38,63 @@ const answer = (id: number, work: () => Promise<unknown>) =>
 const VACUUM_EVERY_MS = 60_000;
 let vacuuming: NodeJS.Timeout | undefined;
 
-async function vacuum() {
+/**
+ * Nor autoanalyze: a store filled after its first start kept the statistics of its empty tables,
+ * and the planner, taking an organization's forms for a handful, searched 10,000 forms by reading
+ * every row (117 ms a search instead of 2). As autovacuum would, the tables are analyzed again
+ * once the statements that wrote since the last pass reach 50 plus a tenth of their rows.
+ */
+let writesSinceAnalyze = 0;
+let rowsAtAnalyze = 0;
+let analyzing = false;
+
+async function vacuum(analyze = false) {
   try {
-    await db.query("VACUUM");
+    if (!analyze) {
+      await db.query("VACUUM");
+      return;
+    }
+    writesSinceAnalyze = 0;
+    await db.query("VACUUM ANALYZE");
+    const [counted] = (
+      await db.query<{ rows: number }>(
+        `SELECT COALESCE(sum(reltuples), 0)::float8 AS rows FROM pg_class
+          WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace`,
+      )
+    ).rows;
+    rowsAtAnalyze = Math.max(0, counted?.rows ?? 0);
   } catch {
     // A closed store, or one in trouble: its next statement reports it.
   }
 }
 
+function countWrite(sql: string) {
+  if (/^\s*SELECT\b/i.test(sql)) return;
+  writesSinceAnalyze++;
+  if (analyzing || writesSinceAnalyze < 50 + rowsAtAnalyze / 10) return;
+  analyzing = true;
+  void vacuum(true).finally(() => {
+    analyzing = false;
+  });
+}
+
+/**
+ * Memory (docs/performance.md, "Embedded store memory"). PostgreSQL's default 128 MB of shared
+ * buffers cost about 100 MB of resident memory once the store is used; an embedded store is small
+ * and the operating system caches its files anyway: 16 MB. On a first start PGlite's initdb runs a
+ * second PostgreSQL in this process, which writes the new cluster in memory before it is copied
+ * to DATA_DIR: the same shared buffers there, and WAL segments of 1 MB instead of 16.
+ */
+const SHARED_BUFFERS = ["-c", "shared_buffers=16MB"];
+
 let db: PGlite;
 const opened = (async () => {
   if (dataDir) await mkdir(dataDir, { recursive: true });
-  db = await PGlite.create(dataDir ?? undefined, { extensions: { pg_trgm } });
+  db = await PGlite.create(dataDir ?? undefined, {
+    extensions: { pg_trgm },
+    startParams: [...PGlite.defaultStartParams, ...SHARED_BUFFERS],
+    initDbStartParams: [...SHARED_BUFFERS, "--wal-segsize=1"],
+  });
   await vacuum();
   vacuuming = setInterval(() => void vacuum(), VACUUM_EVERY_MS).unref();
 })();
@@ -90,6 +135,21 @@ function begin(): Promise<number> {
   return started.promise;
 }
 
+/**
+ * Runs a script of several statements, the rows of all of them in order. One outside a
+ * transaction of ours may open its own (`BEGIN; ... COMMIT;`): a statement failing in it would
+ * leave the single connection in an aborted transaction, so it is rolled back here, as a pool
+ * would drop the connection.
+ */
+async function runScript(target: PGlite | Transaction, sql: string, standalone: boolean) {
+  try {
+    return (await target.exec(sql)).flatMap((result) => result.rows ?? []);
+  } catch (error) {
+    if (standalone) await db.exec("ROLLBACK").catch(() => {});
+    throw error;
+  }
+}
+
 /** Per transaction: settles when its COMMIT or ROLLBACK has run. */
 const endings = new Map<number, Promise<void>>();
 
@@ -114,7 +174,10 @@ port.on("message", (request: ThreadRequest) => {
       return answer(id, async () => {
         const target = request.transaction ? transactions.get(request.transaction)?.tx : db;
         if (!target) throw new Error(`no open transaction ${request.transaction}`);
-        return (await target.query(request.sql, request.params)).rows;
+        if (request.script) return runScript(target, request.sql, !request.transaction);
+        const { rows } = await target.query(request.sql, request.params);
+        countWrite(request.sql);
+        return rows;
       });
     case "begin":
       return answer(id, begin);

@@ -5,18 +5,34 @@ function utc(year: number, month: number, day: number, hour: number, minute: num
   return date.setUTCHours(hour, minute, second);
 }
 
+// Making a formatter costs several times more than using one, and a deadline takes three: one
+// per time zone is kept. Zones are checked names (a few hundred exist, but any spelling in any
+// case is accepted), so the map is emptied should it ever grow large.
+const formatters = new Map<string, Intl.DateTimeFormat>();
+const MAX_FORMATTERS = 1_000;
+
+function formatterFor(timeZone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(timeZone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+    });
+    if (formatters.size >= MAX_FORMATTERS) formatters.clear();
+    formatters.set(timeZone, formatter);
+  }
+  return formatter;
+}
+
 /** Offset of `timeZone` from UTC at `instant`, in milliseconds. */
 function zoneOffset(instant: number, timeZone: string): number {
-  const parts = new Intl.DateTimeFormat("en-US", {
-    timeZone,
-    hourCycle: "h23",
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-  }).formatToParts(instant);
+  const parts = formatterFor(timeZone).formatToParts(instant);
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
   const wall = utc(
     get("year"),

@@ -29,6 +29,8 @@ export const DEFAULT_SETTINGS: Readonly<FormSettings> = Object.freeze({
   webhookUrl: "",
   customHoneypot: "",
   providerCaptchaEnabled: false,
+  captchaProvider: "turnstile",
+  captchaSiteKey: "",
   allowedDomains: "",
   allowedCountries: "",
   fields: [],

@@ -66,20 +66,37 @@ export type VersionedFormRow = FormRow & {
   version: string;
 };
 
-/** The form, if it belongs to the organization. `forUpdate` locks it until the transaction ends. */
+/** The form, if it belongs to the organization. */
 export async function findForm(
   db: Queryable,
   organizationId: string,
   formId: string,
   now: Date,
-  forUpdate = false,
 ): Promise<VersionedFormRow | null> {
   const rows = await db.query<VersionedFormRow>(
     `SELECT ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed", xmin::text AS version FROM forms
-      WHERE organization_id = $2 AND id = $3 ${forUpdate ? "FOR UPDATE" : ""}`,
+      WHERE organization_id = $2 AND id = $3`,
     [now, organizationId, formId],
   );
   return rows[0] ?? null;
+}
+
+/**
+ * Locks the form until the transaction ends, as an update and the intake of a limited form do;
+ * false when the organization has no such form. Its own statement: one that reads after it sees
+ * what the writers it waited for committed (submissions counted in slots included), where a
+ * statement that locks and reads at once would read as of before its wait.
+ */
+export async function lockForm(
+  db: Queryable,
+  organizationId: string,
+  formId: string,
+): Promise<boolean> {
+  const rows = await db.query<{ id: string }>(
+    "SELECT id FROM forms WHERE organization_id = $1 AND id = $2 FOR NO KEY UPDATE",
+    [organizationId, formId],
+  );
+  return rows.length > 0;
 }
 
 export interface FormChanges {
@@ -126,23 +143,46 @@ export async function updateForm(
 }
 
 /**
- * Merges `settings` into the stored ones and sets the name if given, in one statement. For
- * changes that do not involve the closing state, which needs the stored row to compute.
+ * Merges `settings` into the stored ones and sets the name and `isClosed` if given, in one
+ * statement: for changes that leave the auto-close deadline alone, which needs the stored row to
+ * compute. A given `isClosed` is the switch from now on, and a deadline that has passed is spent
+ * with it, as nextClosingState has it (closing.ts). Reopening (`isClosed: false`) a form whose
+ * settings after the change limit its responses is left alone (null, as for a missing form): only
+ * a count read under the form's lock can tell whether the limit still holds (see lockForm).
  */
 export async function patchForm(
   db: Queryable,
   organizationId: string,
   formId: string,
-  changes: { name: string | null; settings: Partial<FormSettings>; captchaSecret: string | null },
+  changes: {
+    name: string | null;
+    settings: Partial<FormSettings>;
+    captchaSecret: string | null;
+    isClosed: boolean | null;
+  },
   now: Date,
 ): Promise<FormRow | null> {
   const rows = await db.query<FormRow>(
     `UPDATE forms SET name = COALESCE($4, name), settings = settings || $5::jsonb,
             captcha_secret = COALESCE($6, captcha_secret),
+            is_closed = COALESCE($7, is_closed),
+            auto_close_at = CASE WHEN $7 IS NOT NULL AND auto_close_at <= $1 THEN NULL
+                                 ELSE auto_close_at END,
             updated_at = GREATEST($1, updated_at + interval '1 millisecond')
       WHERE organization_id = $2 AND id = $3
+        AND NOT COALESCE($7::boolean = false
+          AND ((settings || $5::jsonb) ->> 'limitResponses')::boolean
+          AND (settings || $5::jsonb) ->> 'maxResponses' IS NOT NULL, false)
       RETURNING ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed"`,
-    [now, organizationId, formId, changes.name, changes.settings, changes.captchaSecret],
+    [
+      now,
+      organizationId,
+      formId,
+      changes.name,
+      changes.settings,
+      changes.captchaSecret,
+      changes.isClosed,
+    ],
   );
   return rows[0] ?? null;
 }

@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from "typebox";
-import { FormField, MAX_FIELDS } from "./form-field.schema.ts";
+import { FormField, FormFieldInput, MAX_FIELDS } from "./form-field.schema.ts";
 
 /** A string limited to `values`, typed as their union. */
 const OneOf = <const T extends readonly string[]>(values: T, description?: string) =>
@@ -17,6 +17,7 @@ export const STORAGE_DURATIONS = ["30", "60", "90", "365", "forever", "never"] a
 const BORDER_STYLES = ["full", "flat", "rounded"] as const;
 const IMAGE_TYPES = ["webp", "jpeg", "png"] as const;
 const PAGE_MODES = ["compact", "full"] as const;
+const CAPTCHA_PROVIDERS = ["turnstile", "hcaptcha", "recaptcha"] as const;
 
 export const MAX_NAME_LENGTH = 200;
 export const MAX_EMAILS = 50;
@@ -71,6 +72,8 @@ const writable = {
     maxLength: 1_000,
     description: "Secret of the bot-check provider; stored, never returned",
   }),
+  captchaProvider: OneOf(CAPTCHA_PROVIDERS, "Bot check the hosted page shows"),
+  captchaSiteKey: Text(200, "Public site key of the hosted page's bot check"),
   saveAnswers: Type.Boolean(),
   allowedDomains: Format(
     "domain-list",
@@ -85,7 +88,10 @@ const writable = {
     "ISO 3166-1 alpha-2 codes allowed to submit, separated by commas (DE,fr), or empty",
     5_000,
   ),
-  fields: Type.Array(FormField, { maxItems: MAX_FIELDS, description: "Fields of a hosted form" }),
+  fields: Type.Array(FormFieldInput, {
+    maxItems: MAX_FIELDS,
+    description: "Fields of a hosted form (hosted-forms rules: src/fields/field-rules.ts)",
+  }),
   submitButtonText: Text(200, "Submit button text"),
   pageMode: OneOf(PAGE_MODES, "Hosted page layout"),
   headerTitle: Text(500, "Hosted page title"),
@@ -151,6 +157,8 @@ const SHARED_WRITABLE = [
   "customHoneypot",
   "providerCaptchaEnabled",
   "providerCaptchaSecretKey",
+  "captchaProvider",
+  "captchaSiteKey",
   "allowedDomains",
   "fields",
   "submitButtonText",
@@ -245,6 +253,8 @@ export const Form = Type.Object({
   webhookUrl: Type.String({ description: "Read-only" }),
   customHoneypot: Type.String(),
   providerCaptchaEnabled: Type.Boolean(),
+  captchaProvider: OneOf(CAPTCHA_PROVIDERS),
+  captchaSiteKey: Type.String(),
   allowedDomains: Type.String(),
   allowedCountries: Type.String(),
   createdAt: Timestamp,

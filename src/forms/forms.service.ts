@@ -1,5 +1,6 @@
 import type { KeyOwner } from "../auth/api-keys.repository.ts";
 import type { Database, Queryable } from "../db/database.ts";
+import { checkFields } from "../fields/field-rules.ts";
 import { formNotFound, invalid } from "../http/errors.ts";
 import { newId } from "../ids.ts";
 import { autoCloseInstant } from "./auto-close.ts";
@@ -35,9 +36,16 @@ function requireBelowLimit(settings: FormSettings, submissions: number) {
   }
 }
 
-/** Whether the update changes what decides if the form is closed: that needs the stored row. */
-const touchesClosing = (input: UpdateFormInput) =>
-  "isClosed" in input || AUTO_CLOSE_MEMBERS.some((member) => member in input);
+/**
+ * Whether the update changes the auto-close deadline: the new deadline depends on the stored
+ * settings, and whether it re-arms the form on the stored deadline, so that needs the stored row.
+ */
+const changesDeadline = (input: UpdateFormInput) =>
+  AUTO_CLOSE_MEMBERS.some((member) => member in input);
+
+/** Whether the settings limit the responses: reopening then needs the count, read under lock. */
+const limitsResponses = ({ limitResponses, maxResponses }: FormSettings) =>
+  limitResponses && maxResponses !== null;
 
 /** Addresses are compared without regard to case; the first spelling is kept. */
 function withoutDuplicates(emails: string[]): string[] {
@@ -57,10 +65,12 @@ function settingsOf(input: CreateFormInput | UpdateFormInput): Partial<FormSetti
     type: _type,
     isClosed: _closed,
     providerCaptchaSecretKey: _secret,
+    fields,
     ...settings
   } = input as CreateFormInput;
   if (settings.emailsToNotify) settings.emailsToNotify = withoutDuplicates(settings.emailsToNotify);
-  return settings;
+  // Stored whole, defaults filled, so that every read and the page see the same fields.
+  return fields ? { ...settings, fields: checkFields(fields) } : settings;
 }
 
 export function toFormRecord(row: repository.FormRow): FormRecord {
@@ -79,9 +89,11 @@ export function toFormRecord(row: repository.FormRow): FormRecord {
 
 /** `db` may be a transaction: an idempotent create stores its response in the same one. */
 export async function createForm(db: Queryable, owner: KeyOwner, input: CreateFormInput) {
+  // The fields' rules are the body's validation: a 422 before the plan's 403, as the schema's.
+  const changes = settingsOf(input);
   requirePlanFor(owner, input);
   const now = new Date();
-  const settings = { ...DEFAULT_SETTINGS, ...settingsOf(input) };
+  const settings = { ...DEFAULT_SETTINGS, ...changes };
   const closing = nextClosingState(
     { isClosed: false, autoCloseAt: null },
     { isClosed: input.isClosed, deadline: autoCloseInstant(settings) },
@@ -120,34 +132,46 @@ export async function updateForm(
   formId: string,
   input: UpdateFormInput,
 ) {
+  // The fields' rules are the body's validation: a 422 before the 404 and the plan's 403, as the
+  // schema's, and checked once whichever path below applies the update.
+  const changes = settingsOf(input);
   if (!FORM_ID.test(formId)) throw formNotFound();
   const needsStoredPlanCheck = owner.plan !== "paid" && PAID_MEMBERS.some((m) => m in input);
-  if (!touchesClosing(input) && !needsStoredPlanCheck) {
-    // Nothing here depends on the stored row: one statement merges the change into it. (On the
-    // free plan, paid members take the path below, which reads first: the plan's rule depends on
-    // the stored settings, and a missing form is a 404 before a 403.)
+  const locked = async () => {
+    const retried = await db.transaction((tx) =>
+      applyUpdate(tx, owner, formId, input, changes, true),
+    );
+    if (!retried) throw formNotFound();
+    return retried;
+  };
+  if (!changesDeadline(input) && !needsStoredPlanCheck) {
+    // Nothing here depends on the stored row: one statement merges the change into it, so that
+    // the row is locked only while that statement runs. (On the free plan, paid members take the
+    // path below, which reads first: the plan's rule depends on the stored settings, and a
+    // missing form is a 404 before a 403.)
     const row = await repository.patchForm(
       db,
       owner.organizationId,
       formId,
       {
         name: input.name ?? null,
-        settings: settingsOf(input),
+        settings: changes,
         captchaSecret: input.providerCaptchaSecretKey ?? null,
+        isClosed: input.isClosed ?? null,
       },
       new Date(),
     );
-    if (!row) throw formNotFound();
-    return toFormRecord(row);
+    if (row) return toFormRecord(row);
+    // A missing form (404), or a reopening under a limit of responses: decided under the lock.
+    return locked();
   }
   // Most updates meet no other writer: read, then write only if the row is still as it was read,
   // without the round trips of a transaction.
-  const updated = await applyUpdate(db, owner, formId, input, false);
+  const updated = await applyUpdate(db, owner, formId, input, changes, false);
   if (updated) return updated;
-  // Another write got there first: lock the row and apply this one to what is stored now.
-  const retried = await db.transaction((tx) => applyUpdate(tx, owner, formId, input, true));
-  if (!retried) throw formNotFound();
-  return retried;
+  // Another write got there first, or the update needs the count as of now: lock the row and
+  // apply this one to what is stored now.
+  return locked();
 }
 
 /** The updated record, or null when the row changed after it was read (never when `locked`). */
@@ -156,15 +180,24 @@ async function applyUpdate(
   owner: KeyOwner,
   formId: string,
   input: UpdateFormInput,
+  changes: Partial<FormSettings>,
   locked: boolean,
 ): Promise<FormRecord | null> {
+  if (locked && !(await repository.lockForm(db, owner.organizationId, formId))) {
+    throw formNotFound();
+  }
   const now = new Date();
-  const current = await repository.findForm(db, owner.organizationId, formId, now, locked);
+  const current = await repository.findForm(db, owner.organizationId, formId, now);
   if (!current) throw formNotFound();
   const stored = { ...DEFAULT_SETTINGS, ...current.settings };
   requirePlanFor(owner, input, stored);
-  const settings = { ...stored, ...settingsOf(input) };
-  if (input.isClosed === false) requireBelowLimit(settings, current.submissions);
+  const settings = { ...stored, ...changes };
+  if (input.isClosed === false && limitsResponses(settings)) {
+    // A submission may be accepted between this read and the write: the count that decides is
+    // the one read under the lock, which intakes into a limited form take too.
+    if (!locked) return null;
+    requireBelowLimit(settings, current.submissions);
+  }
   const touchesDeadline = AUTO_CLOSE_MEMBERS.some((member) => member in input);
   const deadline = autoCloseInstant(settings);
   const previous = autoCloseInstant(stored);

@@ -53,8 +53,18 @@ export async function registerOpenApi(app: FastifyInstance) {
           description: "What a form received: read, mark as spam, delete, export.",
         },
         {
+          name: "webhooks",
+          description:
+            "Signed HTTP notifications of a form's events, their delivery log and redelivery.",
+        },
+        {
           name: "intake",
           description: "Public: where browsers and servers send submissions, and the pages after.",
+        },
+        {
+          name: "pages",
+          description:
+            "Public: the pages of hosted forms (form, thank-you, closed, 404) and their assets.",
         },
         { name: "health", description: "Probes for a process manager or a load balancer." },
         { name: "discovery", description: "Where to start: links to this document and its page." },

@@ -125,6 +125,11 @@ function describe(error: ErrorObject, unknownReason: (member: string) => string)
       return invalid(member, `must be at least ${p.limit}`);
     case "maximum":
       return invalid(member, `must be at most ${p.limit}`);
+    case "minItems":
+      return invalid(
+        member,
+        p.limit === 1 ? "must not be empty" : `must have at least ${p.limit} items`,
+      );
     case "maxItems":
       return invalid(member, `must have at most ${p.limit} items`);
     case "uniqueItems":

@@ -1,9 +1,19 @@
-import { Busboy, type BusboyInstance } from "@fastify/busboy";
 import { invalid } from "../http/errors.ts";
 import { findBadText } from "../http/validation.ts";
 
 /** A submission's fields in the order received: a repeated name is one entry, its values an array. */
 export type SubmittedFields = [name: string, value: unknown][];
+
+/** A file sent with a submission, as check 8 sees it: `type` as detected, `size` as stored. */
+export interface SubmittedFile {
+  field: string;
+  name: string;
+  type: string;
+  size: number;
+}
+
+/** A submission's files in the order received. */
+export type SubmittedFiles = SubmittedFile[];
 
 /** Values in one body, each value of a repeated name counted. */
 export const MAX_FIELDS = 1_000;
@@ -19,7 +29,7 @@ export const INTAKE_MEDIA_TYPES = [
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-function decodeUtf8(body: Buffer): string {
+export function decodeUtf8(body: Buffer): string {
   try {
     return utf8.decode(body);
   } catch {
@@ -27,10 +37,10 @@ function decodeUtf8(body: Buffer): string {
   }
 }
 
-const tooMany = () => invalid("body", `must have at most ${MAX_FIELDS} fields`);
+export const tooMany = () => invalid("body", `must have at most ${MAX_FIELDS} fields`);
 
 /** Collects name/value pairs, in order; a name given again turns its value into an array. */
-class FieldCollector {
+export class FieldCollector {
   private readonly values = new Map<string, string | string[]>();
   private count = 0;
 
@@ -140,79 +150,6 @@ function requireShallow(name: string, answer: unknown) {
     }
     for (const child of Object.values(item)) stack.push([child, depth + 1]);
   }
-}
-
-/**
- * Multipart fields, from the whole body (already within the size limit). File parts are refused
- * until files are supported; an empty file input (no file chosen) is what browsers send for an
- * untouched `<input type="file">`, and is ignored.
- */
-export function parseMultipart(body: Buffer, contentType: string): Promise<SubmittedFields> {
-  return new Promise((resolve, reject) => {
-    const collector = new FieldCollector();
-    let settled = false;
-    const fail = (error: Error) => {
-      if (settled) return;
-      settled = true;
-      reject(error);
-    };
-    const malformed = () => fail(invalid("body", "is not valid multipart/form-data"));
-    let parser: BusboyInstance;
-    try {
-      parser = Busboy({
-        headers: { "content-type": contentType },
-        limits: {
-          fields: MAX_FIELDS,
-          files: MAX_FIELDS,
-          parts: MAX_FIELDS,
-          // The body limit already bounds every field; busboy would otherwise cut one at 1 MB.
-          fieldSize: body.length,
-          headerPairs: 20,
-        },
-      });
-    } catch {
-      // No boundary, or one busboy cannot use.
-      malformed();
-      return;
-    }
-    parser.on("field", (name, value) => {
-      try {
-        collector.add(name, value);
-      } catch (error) {
-        fail(error as Error);
-      }
-    });
-    parser.on("file", (name, file, fileName) => {
-      let bytes = 0;
-      file.on("data", (chunk: Buffer) => {
-        bytes += chunk.length;
-      });
-      file.on("error", malformed);
-      file.on("end", () => {
-        if (fileName !== "" || bytes > 0) {
-          fail(invalid(name.slice(0, MAX_FIELD_NAME_LENGTH), "file uploads are not supported yet"));
-        }
-      });
-    });
-    for (const limit of ["fieldsLimit", "filesLimit", "partsLimit"]) {
-      parser.on(limit, () => fail(tooMany()));
-    }
-    parser.on("error", malformed);
-    parser.on("finish", () => {
-      if (settled) return;
-      try {
-        // Fields only, so the whole body is text: bytes that are not UTF-8 are refused rather than
-        // stored as U+FFFD, as for the other bodies.
-        decodeUtf8(body);
-      } catch (error) {
-        fail(error as Error);
-        return;
-      }
-      settled = true;
-      resolve(collector.fields());
-    });
-    parser.end(body);
-  });
 }
 
 /** Every name and value must survive a round trip through the store: no NUL, no lone surrogate. */

@@ -1,6 +1,5 @@
 import type { FastifyRequest } from "fastify";
 import type { AppError } from "../http/errors.ts";
-import { errorPage } from "./intake-pages.ts";
 import { prefersHtml } from "./negotiation.ts";
 
 const TITLES: Partial<Record<AppError["code"], string>> = {
@@ -14,19 +13,16 @@ const TITLES: Partial<Record<AppError["code"], string>> = {
   unprocessable_entity: "Submission not accepted",
 };
 
-/**
- * The HTML page for an intake error, when the client prefers HTML (null: answer JSON). A closed
- * form shows its owner's closed message when `showCustomClosedMessage` is on.
- */
-export function errorPageFor(request: FastifyRequest, error: AppError): string | null {
+/** What an intake error page says; a closed form's page shows its owner's closed message. */
+export interface ErrorPage {
+  title: string;
+  message: string;
+  closed: boolean;
+}
+
+/** The page for an intake error, when the client prefers HTML (null: answer JSON). */
+export function errorPageFor(request: FastifyRequest, error: AppError): ErrorPage | null {
   if (!prefersHtml(request)) return null;
-  const settings = request.intakeForm?.settings;
-  if (error.code === "form_closed" && settings?.showCustomClosedMessage) {
-    return errorPage(
-      settings.closeMessageTitle || "This form is closed",
-      settings.closeMessageDescription || error.message,
-    );
-  }
   const title = TITLES[error.code] ?? "Something went wrong";
-  return errorPage(title, error.message);
+  return { title, message: error.message, closed: error.code === "form_closed" };
 }

@@ -1,4 +1,6 @@
 import type { Queryable } from "../db/database.ts";
+import { fileEntries } from "../files/files.repository.ts";
+import type { ReceivedFile } from "../files/uploads.ts";
 import type { FormSettings } from "../forms/form-defaults.ts";
 import { READS_CLOSED } from "../forms/forms.repository.ts";
 import type { Answer } from "../submissions/answer.ts";
@@ -7,6 +9,9 @@ import { SUBMISSIONS_SQL } from "../submissions/submission-counts.repository.ts"
 /** What the intake needs of a form: its rules, closing state and count, and its owner's plan. */
 export interface IntakeForm {
   id: string;
+  name: string;
+  /** The version of the form's settings: pages rendered from it are kept until it changes. */
+  updatedAt: Date;
   organizationId: string;
   plan: "free" | "paid";
   type: "endpoint" | "hosted";
@@ -18,7 +23,7 @@ export interface IntakeForm {
   captchaSecret: string;
 }
 
-const INTAKE_COLUMNS = `forms.id, forms.organization_id AS "organizationId", o.plan, forms.type,
+const INTAKE_COLUMNS = `forms.id, forms.name, forms.updated_at AS "updatedAt", forms.organization_id AS "organizationId", o.plan, forms.type,
   forms.is_closed AS "storedIsClosed", forms.auto_close_at AS "autoCloseAt",
   ${READS_CLOSED} AS "isClosed", ${SUBMISSIONS_SQL} AS submissions, forms.settings,
   forms.captcha_secret AS "captchaSecret"`;
@@ -58,6 +63,8 @@ export interface NewSubmission {
   isSpam: boolean;
   spamReason: "honeypot" | "domain" | "captcha_unverified" | null;
   answers: Answer[];
+  /** Checked and waiting on disk; stored with the submission, in its transaction. */
+  files: ReceivedFile[];
   searchText: string;
   meta: {
     ip: string | null;
@@ -71,8 +78,8 @@ export interface NewSubmission {
 export async function insertSubmission(db: Queryable, submission: NewSubmission): Promise<void> {
   await db.query(
     `INSERT INTO submissions (id, form_id, organization_id, is_spam, spam_reason, answers,
-       search_text, meta, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7, $8::text::jsonb, $9, $9)`,
+       search_text, meta, created_at, updated_at, files)
+     VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7, $8::text::jsonb, $9, $9, $10::text::jsonb)`,
     [
       submission.id,
       submission.formId,
@@ -84,6 +91,7 @@ export async function insertSubmission(db: Queryable, submission: NewSubmission)
       submission.searchText,
       JSON.stringify(submission.meta),
       submission.createdAt,
+      JSON.stringify(fileEntries(submission.files)),
     ],
   );
 }

@@ -1,24 +1,30 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaCompiler } from "fastify";
-import { type TSchema, Type } from "typebox";
+import { Type } from "typebox";
 import { setRateLimitHeaders, tooManyRequests } from "../auth/authenticate.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/database.ts";
+import type { FileLinks } from "../files/file-links.ts";
+import { UploadBudget } from "../files/upload-budget.ts";
 import { FORM_ID } from "../forms/forms.service.ts";
-import { apiOperation, REPLAYED, success } from "../http/api-responses.ts";
+import type { HostedPages } from "../hosted/hosted-pages.ts";
+import { fieldRefusalOf, refusalState } from "../hosted/refusal.ts";
+import { REPLAYED, success } from "../http/api-responses.ts";
 import { toAppError } from "../http/error-handling.ts";
-import { AppError, errorBody, formNotFound } from "../http/errors.ts";
+import { AppError, errorBody } from "../http/errors.ts";
 import { validatorCompiler } from "../http/validation.ts";
 import { IdempotencyHeaders, REPLAYED_HEADER } from "../idempotency/idempotency-key.ts";
+import type { SubmissionEvents } from "../notifications/submission-events.ts";
 import type { RateLimiter } from "../rate-limit/rate-limiter.ts";
 import { corsOrigin } from "./access-rules.ts";
 import type { CaptchaVerifier } from "./captcha.ts";
 import type { CountryResolver } from "./country.ts";
 import { findIntakeForm, type IntakeForm } from "./intake.repository.ts";
+import { Accepted, FormIdParams, preflight, SubmissionBody, submit } from "./intake.schemas.ts";
 import { admitForm, type IntakeClient, loadForm } from "./intake.service.ts";
 import { INTAKE_MEDIA_TYPES } from "./intake-body.ts";
 import { errorPageFor } from "./intake-errors.ts";
-import { customThanksPage, defaultThanksPage, sendPage } from "./intake-pages.ts";
+import { drainRequest } from "./lingering-close.ts";
 import { receiveSubmission } from "./receive-submission.ts";
 
 /** What the intake needs besides the database: check 1's limiter, check 5's and check 7's sources. */
@@ -27,6 +33,8 @@ export interface IntakeDependencies {
   limiter: RateLimiter;
   captcha: CaptchaVerifier;
   countries: CountryResolver;
+  /** Enqueues an accepted submission's emails and webhooks in its transaction. */
+  events: SubmissionEvents;
 }
 
 declare module "fastify" {
@@ -37,56 +45,6 @@ declare module "fastify" {
     intakeCountry: string | null;
   }
 }
-
-const FormIdParams = Type.Object({ formId: Type.String({ description: "Form id" }) });
-
-const SubmissionBody = Type.Record(Type.String(), Type.Unknown(), {
-  description:
-    "The form's fields by name: urlencoded or multipart (a repeated name becomes an array of " +
-    "strings) or a JSON object (values stored as sent). Not stored: the honeypot field and the " +
-    "captcha token fields.",
-  examples: [{ email: "ada@example.com", message: "Hello" }],
-});
-
-const Accepted = Type.Object({
-  ok: Type.Literal(true),
-  id: Type.String({ description: "The submission's id, sub_…" }),
-});
-
-const submit = apiOperation({
-  operationId: "submitForm",
-  summary: "Submit a form",
-  description:
-    "Public: no api-key. Browsers post here from any page (an HTML form's action, or fetch), " +
-    "servers directly. Checks, in order: per address and form rate limit (429), the form " +
-    "exists (404), is open (403 form_closed), the address is not blacklisted and the country " +
-    "allowed (403 forbidden), the body (413, 415, 422), the captcha (403 captcha_failed). A " +
-    "filled honeypot or a page outside allowedDomains is kept as spam and answered as a " +
-    "success. A client whose Accept prefers text/html gets a 303 to the thank-you page (or " +
-    "the form's custom redirect) and HTML error pages; every other client gets JSON.",
-  tags: ["intake"],
-  access: "public",
-  htmlErrors: true,
-});
-const preflight = apiOperation({
-  operationId: "preflightSubmitForm",
-  summary: "CORS preflight of a submission",
-  description:
-    "Access-Control-Allow-Origin is the request's Origin when the form's allowedDomains is " +
-    "empty or allows it; no CORS headers otherwise.",
-  tags: ["intake"],
-  access: "public",
-});
-const thanks = apiOperation({
-  operationId: "thankYouPage",
-  summary: "The thank-you page",
-  description:
-    "HTML: the form's own thank-you page (tp* members) when useCustomThankYouPage is on, " +
-    "else a plain one. Browsers are sent here after a submission.",
-  tags: ["intake"],
-  access: "public",
-  htmlErrors: true,
-});
 
 // The body arrives as bytes and is read by the handler, which knows the form's rules; the schema
 // documents it. Params and headers are checked as everywhere else.
@@ -99,6 +57,9 @@ const clientOf = (request: FastifyRequest): IntakeClient => ({
   headers: request.headers,
 });
 
+/** The longest an early answer waits for the rest of the body (see drainRequest). */
+const DRAIN_MS = 10_000;
+
 const ALLOWED_HEADERS = "Content-Type, Accept, Idempotency-Key";
 const EXPOSED_HEADERS =
   "Idempotent-Replayed, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset";
@@ -107,14 +68,28 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
   db: Database;
   config: Config;
   intake: IntakeDependencies;
-}> = async (app, { db, config, intake }) => {
+  pages: HostedPages;
+  /** Signs the files' links of the record that notifications carry. */
+  links: FileLinks;
+}> = async (app, { db, config, intake, pages, links }) => {
   // Only the three submission bodies; anything else is a 415 naming them.
   app.removeAllContentTypeParsers();
   for (const type of INTAKE_MEDIA_TYPES) {
-    app.addContentTypeParser(type, { parseAs: "buffer" }, (_request, body, done) =>
-      done(null, body),
-    );
+    if (type === "multipart/form-data") {
+      // Left unread: the handler streams it, part by part. An empty one is no body at all.
+      app.addContentTypeParser(type, (request, payload, done) =>
+        done(null, request.headers["content-length"] === "0" ? undefined : payload),
+      );
+    } else {
+      app.addContentTypeParser(type, { parseAs: "buffer" }, (_request, body, done) =>
+        done(null, body),
+      );
+    }
   }
+  const uploads = { config, budget: new UploadBudget(config.uploadMaxInFlightBytes) };
+  // An answer given before the body was read waits while the rest of the body is read, up to the
+  // largest body the intake takes, so that the client gets it rather than a reset connection.
+  const drainBytes = config.uploadMaxTotalBytes + config.submissionBodyLimitBytes;
   app.decorateRequest("intakeForm", null);
   app.decorateRequest("intakeCountry", null);
 
@@ -133,13 +108,24 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
     } else {
       known = toAppError(error, request, reply);
     }
+    // Busy with other uploads (the store sets its own when it is the one unreachable).
+    if (known.code === "service_unavailable" && !reply.hasHeader("Retry-After")) {
+      reply.header("Retry-After", "5");
+    }
     const page = errorPageFor(request, known);
-    if (page) return sendPage(reply, known.statusCode, page);
-    return reply.code(known.statusCode).send(errorBody(known.code, known.message));
+    if (!page) return reply.code(known.statusCode).send(errorBody(known.code, known.message));
+    // A hosted form's refused answers: the form again, as typed, each message beside its field.
+    const refusal = fieldRefusalOf(error);
+    const form = request.intakeForm;
+    if (refusal && form?.type === "hosted") {
+      return pages.refused(reply, form, refusalState(refusal.values, refusal.fieldErrors));
+    }
+    return pages.error(reply, known.statusCode, page, form);
   });
 
   // Every answer, errors included, so that a page on another origin can read why it was refused.
   app.addHook("onSend", async (request, reply) => {
+    if (request.raw.complete === false) await drainRequest(request.raw, drainBytes, DRAIN_MS);
     reply.header("Vary", "Origin");
     const rule = request.intakeForm ? (request.intakeForm.settings.allowedDomains ?? "") : null;
     const origin = corsOrigin(request.headers.origin, request.host, rule);
@@ -213,6 +199,8 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
         country: request.intakeCountry,
         client: clientOf(request),
         request,
+        uploads,
+        links,
       });
       const untyped = reply as FastifyReply;
       if (replayed) untyped.header(REPLAYED_HEADER, "true");
@@ -244,35 +232,6 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
         ? await findIntakeForm(db, formId, new Date())
         : null;
       return reply.code(204).send(null);
-    },
-  );
-
-  app.get(
-    "/f/:formId/thanks",
-    {
-      schema: {
-        ...thanks.schema,
-        params: FormIdParams,
-        response: thanks.responses(
-          {
-            200: {
-              description: "The page",
-              content: { "text/html": { schema: Type.String() } },
-            } as unknown as TSchema,
-          },
-          "not_found",
-          "service_unavailable",
-        ),
-      },
-    },
-    async (request, reply) => {
-      const { formId } = request.params;
-      const form = FORM_ID.test(formId) ? await findIntakeForm(db, formId, new Date()) : null;
-      if (!form) throw formNotFound();
-      const html = form.settings.useCustomThankYouPage
-        ? customThanksPage(form.settings)
-        : defaultThanksPage();
-      return sendPage(reply, 200, html);
     },
   );
 };

@@ -1,13 +1,17 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Queryable } from "../db/database.ts";
+import { checkHostedAnswers, type HostedAnswers } from "../fields/hosted-answers.ts";
+import { fileEntries, insertSubmissionFiles } from "../files/files.repository.ts";
+import type { ReceivedFile } from "../files/uploads.ts";
 import { autoCloseInstant } from "../forms/auto-close.ts";
 import { DEFAULT_SETTINGS } from "../forms/form-defaults.ts";
 import { FORM_ID } from "../forms/forms.service.ts";
 import { AppError, formNotFound } from "../http/errors.ts";
 import { newId } from "../ids.ts";
-import type { Answer } from "../submissions/answer.ts";
+import type { SubmissionEvents } from "../notifications/submission-events.ts";
 import { submissionSearchText } from "../submissions/search-text.ts";
 import { changeSubmissionCount } from "../submissions/submission-counts.repository.ts";
+import { type LinkOf, toSubmissionRecord } from "../submissions/submissions.service.ts";
 import { isBlacklisted, isCountryAllowed, isSourceAllowed } from "./access-rules.ts";
 import { CAPTCHA_TOKEN_FIELDS, type CaptchaVerifier } from "./captcha.ts";
 import type { CountryResolver } from "./country.ts";
@@ -74,6 +78,17 @@ export function admitForm(
   return country;
 }
 
+/**
+ * The token fields check 7 reads: any provider's on an endpoint form (the field present names
+ * it); on a hosted form only its `captchaProvider`'s, the widget its page shows.
+ */
+function captchaTokenNames(form: IntakeForm): string[] {
+  const names = Object.keys(CAPTCHA_TOKEN_FIELDS);
+  if (form.type !== "hosted") return names;
+  const { captchaProvider } = { ...DEFAULT_SETTINGS, ...form.settings };
+  return names.filter((name) => CAPTCHA_TOKEN_FIELDS[name] === captchaProvider);
+}
+
 /** Check 7: with the provider check on, a token must be present and accepted. */
 export async function checkCaptcha(
   form: IntakeForm,
@@ -82,7 +97,8 @@ export async function checkCaptcha(
   captcha: CaptchaVerifier,
 ): Promise<"passed" | "unverified"> {
   if (!form.settings.providerCaptchaEnabled) return "passed";
-  const tokens = fields.filter(([name]) => Object.hasOwn(CAPTCHA_TOKEN_FIELDS, name));
+  const tokenNames = captchaTokenNames(form);
+  const tokens = fields.filter(([name]) => tokenNames.includes(name));
   const present = tokens.some(([, value]) => typeof value === "string" && value !== "");
   if (!present) throw new AppError("captcha_failed", "captcha: a token is required");
   if (
@@ -91,7 +107,12 @@ export async function checkCaptcha(
     throw new AppError("captcha_failed", "captcha: the token is not valid");
   }
   const outcome = await captcha.verify({
-    fields: Object.fromEntries(fields),
+    // Without the token fields of other providers: on a hosted form, those are not read.
+    fields: Object.fromEntries(
+      fields.filter(
+        ([name]) => !Object.hasOwn(CAPTCHA_TOKEN_FIELDS, name) || tokenNames.includes(name),
+      ),
+    ),
     secret: form.captchaSecret,
     remoteIp: ip,
   });
@@ -101,7 +122,15 @@ export async function checkCaptcha(
   return outcome;
 }
 
-const honeypotName = (form: IntakeForm) => form.settings.customHoneypot || "_gotcha";
+/**
+ * The honeypot's names: as the owner wrote it, and as a browser's multipart body carries it (the
+ * HTML standard writes `"`, CR and LF in part names as %22, %0D and %0A).
+ */
+function honeypotNames(form: IntakeForm): string[] {
+  const name = form.settings.customHoneypot || "_gotcha";
+  const inMultipart = name.replaceAll('"', "%22").replaceAll("\r", "%0D").replaceAll("\n", "%0A");
+  return inMultipart === name ? [name] : [name, inMultipart];
+}
 
 function isFilled(value: unknown): boolean {
   if (value === null || value === "") return false;
@@ -109,16 +138,29 @@ function isFilled(value: unknown): boolean {
   return true;
 }
 
+/** The names accepted but never stored as answers: the honeypot and the captcha token fields. */
+function isAnswerName(form: IntakeForm, name: string): boolean {
+  return !honeypotNames(form).includes(name) && !Object.hasOwn(CAPTCHA_TOKEN_FIELDS, name);
+}
+
 /**
- * The answers of an endpoint form: every field but the honeypot and the captcha tokens, by name.
- * Check 8 (a hosted form's answers against its fields) will replace this for hosted forms; until
- * then their answers are taken as an endpoint form's.
+ * Check 8, and the answers to store. An endpoint form's: every field but the honeypot and the
+ * captcha tokens, by name, with its files. A hosted form's: checked against its fields and logic
+ * (src/fields/hosted-answers.ts); the page's `_token` is taken off before (receive-submission.ts).
  */
-function answersOf(form: IntakeForm, fields: SubmittedFields): Answer[] {
-  const honeypot = honeypotName(form);
-  return fields
-    .filter(([name]) => name !== honeypot && !Object.hasOwn(CAPTCHA_TOKEN_FIELDS, name))
-    .map(([name, value]) => ({ id: name, label: name, value }));
+export function checkAnswers(
+  form: IntakeForm,
+  fields: SubmittedFields,
+  files: ReceivedFile[],
+): HostedAnswers<ReceivedFile> {
+  if (form.type !== "hosted") {
+    const answers = fields
+      .filter(([name]) => isAnswerName(form, name))
+      .map(([name, value]) => ({ id: name, label: name, value }));
+    return { answers, files };
+  }
+  const ignored = new Set([...honeypotNames(form), ...Object.keys(CAPTCHA_TOKEN_FIELDS)]);
+  return checkHostedAnswers(form.settings.fields ?? [], fields, files, ignored);
 }
 
 /** Check 9, and the captcha's outcome: why the submission is spam, or null. */
@@ -129,8 +171,8 @@ function spamReason(
   client: IntakeClient,
 ): NewSubmission["spamReason"] {
   if (captcha === "unverified") return "captcha_unverified";
-  const honeypot = honeypotName(form);
-  if (fields.some(([name, value]) => name === honeypot && isFilled(value))) return "honeypot";
+  const honeypot = honeypotNames(form);
+  if (fields.some(([name, value]) => honeypot.includes(name) && isFilled(value))) return "honeypot";
   if (!isSourceAllowed(client.headers, client.host, form.settings.allowedDomains ?? "")) {
     return "domain";
   }
@@ -148,8 +190,8 @@ export function buildSubmission(
   client: IntakeClient,
   country: string | null,
   now: Date,
+  { answers, files }: HostedAnswers<ReceivedFile>,
 ): NewSubmission {
-  const answers = answersOf(form, fields);
   const reason = spamReason(form, fields, captcha, client);
   return {
     id: newId("sub"),
@@ -158,6 +200,7 @@ export function buildSubmission(
     isSpam: reason !== null,
     spamReason: reason,
     answers,
+    files,
     searchText: submissionSearchText(answers),
     meta: {
       ip: client.ip || null,
@@ -173,8 +216,16 @@ export function buildSubmission(
  * Stores and counts the submission in `tx`, a transaction. A form with a limit to enforce is
  * locked first and its count read again under the lock, so that concurrent intakes on any number
  * of instances take turns and never accept more than `maxResponses`; other forms take no lock.
+ * Its notifications are enqueued in the same transaction: once it commits they go out, even if
+ * this process dies the next instant.
  */
-export async function storeSubmission(tx: Queryable, submission: NewSubmission, form: IntakeForm) {
+export async function storeSubmission(
+  tx: Queryable,
+  submission: NewSubmission,
+  form: IntakeForm,
+  events: SubmissionEvents,
+  linkOf: LinkOf,
+) {
   const { limitResponses, maxResponses } = { ...DEFAULT_SETTINGS, ...form.settings };
   if (!submission.isSpam && limitResponses && maxResponses !== null) {
     if (!(await lockForm(tx, form.id))) throw formNotFound();
@@ -185,6 +236,13 @@ export async function storeSubmission(tx: Queryable, submission: NewSubmission, 
   }
   if (form.settings.submissionStorageDuration !== "never") {
     await insertSubmission(tx, submission);
+    await insertSubmissionFiles(tx, submission.id, submission.files);
   }
   if (!submission.isSpam) await changeSubmissionCount(tx, form.id, 1);
+  // Built from what was received, so that `never` (nothing stored) notifies all the same.
+  const record = toSubmissionRecord(
+    { ...submission, files: fileEntries(submission.files), updatedAt: submission.createdAt },
+    linkOf,
+  );
+  await events.enqueueSubmissionEvents(tx, { form, submission: record, isSpam: submission.isSpam });
 }

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Queryable } from "../db/database.ts";
 import { startBackgroundPass } from "../jobs/background-pass.ts";
+import { deleteExpiredUnstoredEmails } from "../notifications/email/email-retention.ts";
 import { deleteExpiredSubmissions } from "./retention.ts";
 
 /**
@@ -16,6 +17,9 @@ export function startRetentionSweep(db: Queryable, intervalMs: number, log: Fast
     async run(stopping) {
       const deleted = await deleteExpiredSubmissions(db, new Date(), { stopping });
       if (deleted > 0) log.info({ deleted }, "retention: deleted expired submissions");
+      const emails = await deleteExpiredUnstoredEmails(db, new Date(), stopping);
+      if (emails > 0)
+        log.info({ emails }, "retention: deleted email records of unstored submissions");
     },
   });
 }

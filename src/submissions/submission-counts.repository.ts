@@ -16,6 +16,16 @@ export const SUBMISSIONS_SQL = `(forms.submissions + COALESCE((SELECT sum(c.coun
     FROM submission_count_slots c WHERE c.form_id = forms.id), 0))::int`;
 
 /**
+ * A statement that adds one to the caller's slot of the form of each row of `source`, a relation
+ * with a `form_id` column (a table, or a data-modifying WITH query): the increase of
+ * changeSubmissionCount, made by the statement that stores the rows.
+ */
+export const countIntoSlots = (source: string) =>
+  `INSERT INTO submission_count_slots AS s (form_id, slot, count)
+   SELECT form_id, pg_backend_pid() % ${SLOTS}, count(*) FROM ${source} GROUP BY form_id
+   ON CONFLICT (form_id, slot) DO UPDATE SET count = s.count + EXCLUDED.count`;
+
+/**
  * Adds `delta` (+1 for an accepted submission or one moved out of spam, -1 for one moved into
  * spam) in the caller's transaction. An increase goes to the slot of the caller's connection,
  * never the form's row, so intakes into one form do not queue behind each other. A decrease (a

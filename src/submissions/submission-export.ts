@@ -1,18 +1,18 @@
 import { Readable } from "node:stream";
 import type { KeyOwner } from "../auth/api-keys.repository.ts";
 import type { Queryable } from "../db/database.ts";
+import type { FileLinks } from "../files/file-links.ts";
 import { formNotFound } from "../http/errors.ts";
 import { BYTE_ORDER_MARK, cellText, csvRecords } from "./csv.ts";
 import {
   answerIdSequences,
-  type ExportCursor,
   type ExportRow,
   exportBatch,
   exportStart,
 } from "./submission-export.repository.ts";
 import type { SubmissionFilter } from "./submission-list.repository.ts";
 import type { ExportSubmissionsParams } from "./submissions.schemas.ts";
-import { filterOf, toSubmissionRecord } from "./submissions.service.ts";
+import { filterOf, type LinkOf, toSubmissionRecord } from "./submissions.service.ts";
 
 /** Rows per query: large enough that round trips cost little, small enough to hold at once. */
 export const EXPORT_BATCH_SIZE = 1_000;
@@ -29,22 +29,29 @@ export interface SubmissionExport {
   body: Readable;
 }
 
-/** The selected submissions, newest first, one batch per query from `start` down. */
+/**
+ * The selected submissions, newest first, one batch per query from `first` (the batch at the
+ * start) down. The query of the next batch is sent as soon as a batch arrives, so that the
+ * database reads it while this one is written out.
+ */
 async function* batches(
   db: Queryable,
   filter: SubmissionFilter,
-  start: ExportCursor,
+  first: Promise<ExportRow[]>,
   batchSize: number,
 ): AsyncGenerator<ExportRow[]> {
-  let cursor = start;
-  let inclusive = true;
+  let batch = await first;
   for (;;) {
-    const batch = await exportBatch(db, filter, cursor, inclusive, batchSize);
-    if (batch.length > 0) yield batch;
     const last = batch.at(-1);
-    if (!last || batch.length < batchSize) return;
-    cursor = { createdAt: last.cursor, id: last.id };
-    inclusive = false;
+    const next =
+      last && batch.length === batchSize
+        ? exportBatch(db, filter, { createdAt: last.cursor, id: last.id }, false, batchSize)
+        : null;
+    // Awaited below, unless the client goes away first: its failure must not go unheard then.
+    next?.catch(() => {});
+    if (batch.length > 0) yield batch;
+    if (!next) return;
+    batch = await next;
   }
 }
 
@@ -63,8 +70,7 @@ function csvRecord(row: ExportRow, columns: readonly string[]): string[] {
     row.createdAt.toISOString(),
     String(row.isSpam),
     ...columns.map((column) => cellText(values.get(column))),
-    // File names joined by "; ", once submissions have files.
-    "",
+    cellText(row.files.map((file) => file.name).join("; ")),
   ];
 }
 
@@ -77,10 +83,13 @@ async function* csvChunks(
   for await (const batch of rows) yield csvRecords(batch.map((row) => csvRecord(row, columns)));
 }
 
-async function* ndjsonChunks(rows: AsyncGenerator<ExportRow[]> | null): AsyncGenerator<string> {
+async function* ndjsonChunks(
+  rows: AsyncGenerator<ExportRow[]> | null,
+  linkOf: LinkOf,
+): AsyncGenerator<string> {
   if (!rows) return;
   for await (const batch of rows) {
-    yield `${batch.map((row) => JSON.stringify(toSubmissionRecord(row))).join("\n")}\n`;
+    yield `${batch.map((row) => JSON.stringify(toSubmissionRecord(row, linkOf))).join("\n")}\n`;
   }
 }
 
@@ -93,6 +102,7 @@ async function* ndjsonChunks(rows: AsyncGenerator<ExportRow[]> | null): AsyncGen
  */
 export async function exportSubmissions(
   db: Queryable,
+  links: FileLinks,
   owner: KeyOwner,
   formId: string,
   params: ExportSubmissionsParams,
@@ -102,11 +112,14 @@ export async function exportSubmissions(
   const start = await exportStart(db, filter);
   if (start === undefined) throw formNotFound();
   const format = params.format ?? "csv";
-  const rows = start && batches(db, filter, start, batchSize);
+  // The first batch is read while the columns are gathered.
+  const first = start && exportBatch(db, filter, start, true, batchSize);
+  first?.catch(() => {});
+  const rows = start && first && batches(db, filter, first, batchSize);
   const chunks =
     format === "csv"
       ? csvChunks(rows, start ? columnsOf(await answerIdSequences(db, filter, start)) : [])
-      : ndjsonChunks(rows);
+      : ndjsonChunks(rows, await links.signer());
   return {
     contentType: CONTENT_TYPES[format],
     filename: `${formId}-submissions.${format}`,

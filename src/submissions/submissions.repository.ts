@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/database.ts";
+import type { FileEntry } from "../files/files.repository.ts";
 import type { Answer } from "./answer.ts";
 import { submissionSearchText } from "./search-text.ts";
 import type { SPAM_REASONS } from "./submissions.schemas.ts";
@@ -18,16 +19,17 @@ export interface SubmissionRow {
   isSpam: boolean;
   spamReason: SpamReason | null;
   answers: Answer[];
+  files: FileEntry[];
   meta: SubmissionMeta;
   createdAt: Date;
   updatedAt: Date;
 }
 
 export const SUBMISSION_COLUMNS = `s.id, s.form_id AS "formId", s.is_spam AS "isSpam",
-  s.spam_reason AS "spamReason", s.answers, s.meta, s.created_at AS "createdAt",
+  s.spam_reason AS "spamReason", s.answers, s.files, s.meta, s.created_at AS "createdAt",
   s.updated_at AS "updatedAt"`;
 
-export type NewSubmission = SubmissionRow & { organizationId: string };
+export type NewSubmission = Omit<SubmissionRow, "files"> & { organizationId: string };
 
 /**
  * Stores `rows` in one statement (tests, benchmark seeding). The rows travel as one JSON

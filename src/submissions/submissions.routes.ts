@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import type { Database } from "../db/database.ts";
+import type { FileLinks } from "../files/file-links.ts";
 import { FormIdParams, NoQuery } from "../forms/forms.schemas.ts";
 import { apiOperation, success, WITH_BODY } from "../http/api-responses.ts";
 import { exportSubmissions } from "./submission-export.ts";
@@ -86,10 +87,10 @@ const EXPORTED = {
   },
 };
 
-export const submissionsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (
-  app,
-  { db },
-) => {
+export const submissionsRoutes: FastifyPluginAsyncTypebox<{
+  db: Database;
+  links: FileLinks;
+}> = async (app, { db, links }) => {
   app.get(
     "/forms/:formId/submissions",
     {
@@ -107,7 +108,7 @@ export const submissionsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = as
       },
     },
     (request) =>
-      submissions.listSubmissions(db, request.owner, request.params.formId, request.query),
+      submissions.listSubmissions(db, links, request.owner, request.params.formId, request.query),
   );
 
   app.get(
@@ -131,6 +132,7 @@ export const submissionsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = as
     async (request, reply) => {
       const exported = await exportSubmissions(
         db,
+        links,
         request.owner,
         request.params.formId,
         request.query,
@@ -163,6 +165,7 @@ export const submissionsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = as
     (request) =>
       submissions.getSubmission(
         db,
+        links,
         request.owner,
         request.params.formId,
         request.params.submissionId,
@@ -189,6 +192,7 @@ export const submissionsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = as
     (request) =>
       submissions.updateSubmission(
         db,
+        links,
         request.owner,
         request.params.formId,
         request.params.submissionId,

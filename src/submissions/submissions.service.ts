@@ -1,5 +1,6 @@
 import type { KeyOwner } from "../auth/api-keys.repository.ts";
 import type { Database, Queryable } from "../db/database.ts";
+import type { FileLinks } from "../files/file-links.ts";
 import { AppError, formNotFound } from "../http/errors.ts";
 import { parseInstant } from "../http/formats.ts";
 import { changeSubmissionCount } from "./submission-counts.repository.ts";
@@ -18,8 +19,14 @@ const SUBMISSION_ID = /^sub_[A-Za-z0-9_-]{22}$/;
 
 export const submissionNotFound = () => new AppError("not_found", "submission: not found");
 
+/** A file's signed link, by its id (see FileLinks.signer). */
+export type LinkOf = (fileId: string) => string;
+
 /** The API's record; the export's NDJSON lines are this record too, member for member. */
-export function toSubmissionRecord(row: repository.SubmissionRow): SubmissionRecord {
+export function toSubmissionRecord(
+  row: repository.SubmissionRow,
+  linkOf: LinkOf,
+): SubmissionRecord {
   return {
     id: row.id,
     formId: row.formId,
@@ -30,8 +37,14 @@ export function toSubmissionRecord(row: repository.SubmissionRow): SubmissionRec
       label: answer.label,
       value: answer.value,
     })),
-    // Files arrive with the files issue; until then no submission has any.
-    files: [],
+    files: row.files.map((file) => ({
+      id: file.id,
+      field: file.field,
+      name: file.name,
+      type: file.type,
+      size: file.size,
+      url: linkOf(file.id),
+    })),
     meta: {
       ip: row.meta.ip ?? null,
       country: row.meta.country ?? null,
@@ -69,6 +82,7 @@ export function filterOf(
 
 export async function listSubmissions(
   db: Database,
+  links: FileLinks,
   owner: KeyOwner,
   formId: string,
   params: ListSubmissionsParams,
@@ -82,8 +96,9 @@ export async function listSubmissions(
   if (!totals) throw formNotFound();
   const total = filter.isSpam ? totals.spam : totals.inbox;
   const totalPages = Math.ceil(total / pageSize);
+  const linkOf = await links.signer();
   return {
-    data: rows.map(toSubmissionRecord),
+    data: rows.map((row) => toSubmissionRecord(row, linkOf)),
     meta: { total, totalInbox: totals.inbox, totalSpam: totals.spam },
     pagination: {
       totalPages,
@@ -108,6 +123,7 @@ function checkIds(formId: string, submissionId: string) {
 
 export async function getSubmission(
   db: Database,
+  links: FileLinks,
   owner: KeyOwner,
   formId: string,
   submissionId: string,
@@ -116,7 +132,7 @@ export async function getSubmission(
   const found = await repository.findSubmission(db, owner.organizationId, formId, submissionId);
   if (!found.formFound) throw formNotFound();
   if (!found.row) throw submissionNotFound();
-  return toSubmissionRecord(found.row);
+  return toSubmissionRecord(found.row, await links.signer());
 }
 
 /**
@@ -125,6 +141,7 @@ export async function getSubmission(
  */
 export async function updateSubmission(
   db: Database,
+  links: FileLinks,
   owner: KeyOwner,
   formId: string,
   submissionId: string,
@@ -149,7 +166,7 @@ export async function updateSubmission(
     await changeSubmissionCount(tx, formId, input.isSpam ? -1 : 1);
     return updated;
   });
-  return toSubmissionRecord(row);
+  return toSubmissionRecord(row, await links.signer());
 }
 
 /** The form's counter keeps counting a deleted submission: it counts what was accepted. */

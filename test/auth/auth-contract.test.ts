@@ -2,6 +2,10 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { createApiKey, revokeKey } from "../../src/admin/admin.service.ts";
+import { type JobQueue, startJobQueue } from "../../src/jobs/queue.ts";
+import { NOTIFICATION_QUEUES } from "../../src/notifications/queues.ts";
+import { insertDeliveries } from "../../src/webhooks/deliveries.repository.ts";
+import { deliveryQueueOn } from "../../src/webhooks/webhook-worker.ts";
 import { buildTestApp, closeTestDatabase, createTenant, testDatabase } from "../helpers.ts";
 import { seedSubmissions } from "../submissions/submission-fixtures.ts";
 
@@ -28,8 +32,12 @@ const notFound = { error: { code: "not_found", message: "form: not found" } };
 const MISSING_SUBMISSION = "sub_AAAAAAAAAAAAAAAAAAAAAA";
 /** The one submission each form made here holds. */
 const submissionOf = new Map<string, string>();
+/** The one webhook each form made here has, and the one delivery that webhook has. */
+const webhookOf = new Map<string, string>();
+const deliveryOf = new Map<string, string>();
 
 let testApp: TestApp;
+let jobs: JobQueue;
 let tenant: Tenant;
 let other: Tenant;
 
@@ -55,18 +63,50 @@ async function newForm(key: string, name = "contract form") {
   const form = res.json();
   const [submission] = await seedSubmissions(await testDatabase(), form, [{}]);
   submissionOf.set(form.id, submission?.id as string);
-  return form;
+  const webhook = await call("POST", `${FORMS}/${form.id}/webhooks`, key, {
+    url: "https://hooks.example.com/contract",
+  });
+  assert.equal(webhook.statusCode, 201, webhook.body);
+  const deliveryId = `dlv_${form.id.slice(5)}`;
+  await insertDeliveries(await testDatabase(), [
+    {
+      id: deliveryId,
+      webhookId: webhook.json().id,
+      eventId: `msg_${form.id.slice(5)}`,
+      event: "webhook.test",
+      body: "{}",
+      createdAt: new Date(),
+    },
+  ]);
+  webhookOf.set(form.id, webhook.json().id);
+  deliveryOf.set(form.id, deliveryId);
+  // The form as it now reads: with its webhook enabled.
+  return (await call("GET", `${FORMS}/${form.id}`, key)).json();
 }
+
+const webhookUrl = (formId: string) =>
+  `${FORMS}/${formId}/webhooks/${webhookOf.get(formId) ?? ":webhookId"}`;
+const deliveryUrl = (formId: string) =>
+  `${webhookUrl(formId)}/deliveries/${deliveryOf.get(formId) ?? ":deliveryId"}`;
 
 const submissionUrl = (formId: string) =>
   `${FORMS}/${formId}/submissions/${submissionOf.get(formId) ?? MISSING_SUBMISSION}`;
 
-/** What the store holds of a form's submissions: a refused request must leave it as it was. */
-async function storedSubmissions(formId: string) {
-  return (await testDatabase()).query(
-    `SELECT id, is_spam, spam_reason, updated_at FROM submissions WHERE form_id = $1 ORDER BY id`,
-    [formId],
-  );
+/** What the store holds of a form's submissions and webhooks: a refused request leaves it as it was. */
+async function storedData(formId: string) {
+  const db = await testDatabase();
+  return {
+    submissions: await db.query(
+      `SELECT id, is_spam, spam_reason, updated_at FROM submissions WHERE form_id = $1 ORDER BY id`,
+      [formId],
+    ),
+    webhooks: await db.query(
+      `SELECT w.*, d.status, d.attempts, d.next_attempt_at FROM webhooks w
+         LEFT JOIN webhook_deliveries d ON d.webhook_id = w.id
+        WHERE w.form_id = $1 ORDER BY w.id, d.id`,
+      [formId],
+    ),
+  };
 }
 
 /** Every keyed route: `url` is given a form of the tenant's own, so a 404 can never hide a 401/403. */
@@ -93,16 +133,50 @@ const ROUTES: {
   { method: "GET", url: submissionUrl, scope: "read", success: 200 },
   { method: "PATCH", url: submissionUrl, scope: "full", body: { isSpam: true }, success: 200 },
   { method: "DELETE", url: submissionUrl, scope: "full", success: 204 },
+  { method: "GET", url: (id) => `${submissionUrl(id)}/emails`, scope: "read", success: 200 },
+  { method: "GET", url: (id) => `${FORMS}/${id}/webhooks`, scope: "read", success: 200 },
+  {
+    method: "POST",
+    url: (id) => `${FORMS}/${id}/webhooks`,
+    scope: "full",
+    body: { url: "https://hooks.example.com/created" },
+    success: 201,
+  },
+  { method: "GET", url: webhookUrl, scope: "read", success: 200 },
+  { method: "PATCH", url: webhookUrl, scope: "full", body: { enabled: false }, success: 200 },
+  { method: "DELETE", url: webhookUrl, scope: "full", success: 204 },
+  {
+    method: "POST",
+    url: (id) => `${webhookUrl(id)}/rotate-secret`,
+    scope: "full",
+    success: 200,
+  },
+  { method: "POST", url: (id) => `${webhookUrl(id)}/test`, scope: "full", success: 202 },
+  {
+    method: "GET",
+    url: (id) => `${webhookUrl(id)}/deliveries`,
+    scope: "read",
+    success: 200,
+  },
+  { method: "POST", url: (id) => `${deliveryUrl(id)}/redeliver`, scope: "full", success: 202 },
 ];
 
 before(async () => {
-  testApp = await buildTestApp();
+  // A queue that no worker takes from: the test event and redelivery only need to enqueue.
+  jobs = await startJobQueue({
+    db: await testDatabase(),
+    log: { warn() {}, error() {} },
+    databaseUrl: process.env.DATABASE_URL ?? null,
+    queues: NOTIFICATION_QUEUES,
+  });
+  testApp = await buildTestApp({}, undefined, undefined, deliveryQueueOn(jobs));
   tenant = await createTenant();
   other = await createTenant();
 });
 
 after(async () => {
   await testApp?.close();
+  await jobs?.stop();
   await closeTestDatabase();
 });
 
@@ -114,7 +188,7 @@ for (const route of ROUTES) {
       const form = await newForm(tenant.fullKey);
       const url = route.url(form.id);
       const listed = (await call("GET", FORMS, tenant.readKey)).json();
-      const submissions = await storedSubmissions(form.id);
+      const submissions = await storedData(form.id);
       const cases: [string | undefined, object][] = [
         [undefined, missingHeader],
         ["", missingHeader],
@@ -129,7 +203,7 @@ for (const route of ROUTES) {
       }
       assert.deepEqual((await call("GET", `${FORMS}/${form.id}`, tenant.readKey)).json(), form);
       assert.deepEqual((await call("GET", FORMS, tenant.readKey)).json(), listed);
-      assert.deepEqual(await storedSubmissions(form.id), submissions);
+      assert.deepEqual(await storedData(form.id), submissions);
     });
 
     test("a revoked key → 401 from the next request on", async () => {
@@ -155,12 +229,12 @@ for (const route of ROUTES) {
       test("a read key → 403 and nothing changes", async () => {
         const form = await newForm(tenant.fullKey);
         const listed = (await call("GET", FORMS, tenant.readKey)).json();
-        const submissions = await storedSubmissions(form.id);
+        const submissions = await storedData(form.id);
         const res = await call(route.method, route.url(form.id), tenant.readKey, route.body);
         assert.equal(res.statusCode, 403);
         assert.deepEqual(res.json(), needsFull);
         assert.deepEqual((await call("GET", FORMS, tenant.readKey)).json(), listed);
-        assert.deepEqual(await storedSubmissions(form.id), submissions);
+        assert.deepEqual(await storedData(form.id), submissions);
       });
     } else {
       test("a read key is allowed", async () => {
@@ -179,7 +253,7 @@ for (const route of ROUTES) {
     if (route.url("x") !== FORMS) {
       test("another organization's form → the same 404 as a missing one; it is unchanged", async () => {
         const theirs = await newForm(other.fullKey, "not yours");
-        const theirSubmissions = await storedSubmissions(theirs.id);
+        const theirSubmissions = await storedData(theirs.id);
         const missing = await call(route.method, route.url(MISSING_ID), tenant.fullKey, route.body);
         assert.equal(missing.statusCode, 404);
         assert.deepEqual(missing.json(), notFound);
@@ -189,7 +263,7 @@ for (const route of ROUTES) {
         const own = await call("GET", `${FORMS}/${theirs.id}`, other.readKey);
         assert.equal(own.statusCode, 200);
         assert.deepEqual(own.json(), theirs);
-        assert.deepEqual(await storedSubmissions(theirs.id), theirSubmissions);
+        assert.deepEqual(await storedData(theirs.id), theirSubmissions);
       });
     }
   });

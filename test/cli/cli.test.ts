@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { listAllOrganizations } from "../../src/admin/admin.service.ts";
-import { type AdminCommand, AdminCommandError } from "../../src/admin/admin-commands.ts";
+import { AdminCommandError, type JsonCommand } from "../../src/admin/admin-commands.ts";
 import {
   type AdminSocket,
   DataDirInUseError,
@@ -314,7 +314,7 @@ describe("through a running server's admin socket", () => {
     const socketPath = adminSocketPath(dataDir);
     const malformed = { type: "org.create", name: "x", plan: "free", admin: true };
     await assert.rejects(
-      sendAdminCommand(socketPath, malformed as AdminCommand),
+      sendAdminCommand(socketPath, malformed as JsonCommand),
       new AdminCommandError("admin: is not accepted by org.create"),
     );
     const response = await new Promise<{ status?: number; body: string }>((resolve, reject) => {

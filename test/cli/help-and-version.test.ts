@@ -32,11 +32,13 @@ const ROOT_HELP = `Usage:
   formdeck key create --org <orgId> --scope <read|full> [--name <label>]
   formdeck key list --org <orgId>
   formdeck key revoke <keyId>
+  formdeck submissions export --form <formId> [--format csv|ndjson]
   formdeck help [<command>]
   formdeck [<command>] --help
   formdeck --version
 
-Manages the organizations and API keys of formdeck. Prints results as JSON.
+Manages the organizations and API keys of formdeck and exports submissions. Prints results
+as JSON; an export prints CSV or NDJSON.
 Reads the server's environment: with DATABASE_URL it connects to PostgreSQL; otherwise
 it asks the server running on DATA_DIR (default ./data) through its admin socket, or
 opens DATA_DIR itself when no server runs there.

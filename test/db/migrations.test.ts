@@ -11,6 +11,9 @@ const ALL = [
   "004_name_search_normalized",
   "005_submissions",
   "006_submission_counts",
+  "007_submission_files",
+  "008_email_records",
+  "009_webhooks",
 ];
 
 test("migrations apply once and running them again changes nothing", async () => {
@@ -25,14 +28,19 @@ test("migrations apply once and running them again changes nothing", async () =>
       tables.map((t) => t.name),
       [
         "api_keys",
+        "email_records",
         "form_counts",
         "forms",
         "idempotency_keys",
         "organizations",
         "schema_migrations",
+        "server_secrets",
         "submission_count_slots",
         "submission_counts",
+        "submission_files",
         "submissions",
+        "webhook_deliveries",
+        "webhooks",
       ],
     );
   } finally {

@@ -101,3 +101,34 @@ test("the embedded store is vacuumed when it opens, as autovacuum would (index-o
     await rm(dataDir, { recursive: true, force: true });
   }
 });
+
+test("the embedded store analyzes its tables once enough writes changed them, as autovacuum would", async () => {
+  const db = await openDatabase({ databaseUrl: null, dataDir: null });
+  try {
+    await db.query("CREATE TABLE filled (n int)");
+    await db.query("VACUUM filled");
+    const analyzed = async () =>
+      (
+        await db.query<{ analyzed: boolean }>(
+          `SELECT last_analyze IS NOT NULL AS analyzed FROM pg_stat_user_tables
+            WHERE relname = 'filled'`,
+        )
+      )[0]?.analyzed;
+    // Below the threshold (50 writes plus a tenth of the rows), nothing is analyzed.
+    for (let i = 0; i < 40; i++) await db.query("INSERT INTO filled VALUES ($1)", [i]);
+    assert.equal(await analyzed(), false);
+    for (let i = 40; i < 60; i++) await db.query("INSERT INTO filled VALUES ($1)", [i]);
+    const deadline = Date.now() + 10_000;
+    while (!(await analyzed()) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(await analyzed(), true);
+    const [stats] = await db.query<{ rows: number }>(
+      "SELECT reltuples::int AS rows FROM pg_class WHERE relname = 'filled'",
+    );
+    // Analyzed at the 50th write (the CREATE and the VACUUM count): the rows written by then.
+    assert.deepEqual(stats, { rows: 48 });
+  } finally {
+    await db.close();
+  }
+});

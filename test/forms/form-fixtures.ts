@@ -39,6 +39,8 @@ export const DEFAULTS = Object.freeze({
   webhookUrl: "",
   customHoneypot: "",
   providerCaptchaEnabled: false,
+  captchaProvider: "turnstile",
+  captchaSiteKey: "",
   allowedDomains: "",
   allowedCountries: "",
   fields: [],

@@ -60,6 +60,10 @@ const EXPECTED: Record<string, { statuses: string[]; keyed: boolean }> = {
     statuses: ["200", "404", "422", ...KEYED],
     keyed: true,
   },
+  "GET /api/v1/forms/{formId}/submissions/{submissionId}/emails": {
+    statuses: ["200", "404", "422", ...KEYED],
+    keyed: true,
+  },
   "PATCH /api/v1/forms/{formId}/submissions/{submissionId}": {
     statuses: ["200", "404", ...BODY, ...FULL],
     keyed: true,
@@ -68,12 +72,54 @@ const EXPECTED: Record<string, { statuses: string[]; keyed: boolean }> = {
     statuses: ["204", "404", ...BODY, ...FULL],
     keyed: true,
   },
+  "GET /api/v1/forms/{formId}/webhooks": { statuses: ["200", "404", "422", ...KEYED], keyed: true },
+  "POST /api/v1/forms/{formId}/webhooks": {
+    statuses: ["201", "404", ...BODY, ...FULL],
+    keyed: true,
+  },
+  "GET /api/v1/forms/{formId}/webhooks/{webhookId}": {
+    statuses: ["200", "404", "422", ...KEYED],
+    keyed: true,
+  },
+  "PATCH /api/v1/forms/{formId}/webhooks/{webhookId}": {
+    statuses: ["200", "404", ...BODY, ...FULL],
+    keyed: true,
+  },
+  "DELETE /api/v1/forms/{formId}/webhooks/{webhookId}": {
+    statuses: ["204", "404", ...BODY, ...FULL],
+    keyed: true,
+  },
+  "POST /api/v1/forms/{formId}/webhooks/{webhookId}/rotate-secret": {
+    statuses: ["200", "404", ...BODY, ...FULL],
+    keyed: true,
+  },
+  "POST /api/v1/forms/{formId}/webhooks/{webhookId}/test": {
+    statuses: ["202", "404", ...BODY, ...FULL],
+    keyed: true,
+  },
+  "GET /api/v1/forms/{formId}/webhooks/{webhookId}/deliveries": {
+    statuses: ["200", "404", "422", ...KEYED],
+    keyed: true,
+  },
+  "POST /api/v1/forms/{formId}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver": {
+    statuses: ["202", "404", ...BODY, ...FULL],
+    keyed: true,
+  },
+  "GET /api/v1/forms/{formId}/submissions/{submissionId}/files/{fileId}": {
+    statuses: ["200", "404", "422", ...KEYED],
+    keyed: true,
+  },
+  "GET /files/{fileId}": { statuses: ["200", "403", "404", "422", "503", ...ANY], keyed: false },
   "POST /f/{formId}": {
     statuses: ["201", "303", "403", "404", "429", "503", ...BODY, ...ANY],
     keyed: false,
   },
   "OPTIONS /f/{formId}": { statuses: ["204", "503", ...ANY], keyed: false },
   "GET /f/{formId}/thanks": { statuses: ["200", "404", "503", ...ANY], keyed: false },
+  "GET /f/{formId}": { statuses: ["200", "404", "503", ...ANY], keyed: false },
+  "GET /assets/form.js": { statuses: ["200", ...ANY], keyed: false },
+  "GET /assets/page-rules.js": { statuses: ["200", ...ANY], keyed: false },
+  "GET /assets/icon.svg": { statuses: ["200", ...ANY], keyed: false },
 };
 
 /** Routes that are deliberately not documented: the document itself and its viewer. */

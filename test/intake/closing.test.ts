@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { lockForm } from "../../src/intake/intake.repository.ts";
 import {
   changeSubmissionCount,
   foldSubmissionCounts,
@@ -78,6 +79,34 @@ test("the limit closes the form in every read; raising it or turning it off reop
   assert.equal((await api.updateOk(id, { limitResponses: false })).isClosed, false);
   assert.equal((await post(built.app, id, { body: "a=4" })).status, 201);
   assert.equal(await countOf(built.db, id), 4);
+});
+
+test("reopening waits for a submission counted under the form's lock, and is refused once it reaches the limit", async () => {
+  const { id, api } = await newForm(built.app, { limitResponses: true, maxResponses: 2 });
+  assert.equal((await post(built.app, id, { body: "a=1" })).status, 201);
+  await api.updateOk(id, { isClosed: true });
+  // An intake accepting the second response, as storeSubmission does: the form locked, the
+  // count raised; the reopening arrives meanwhile and must count that response.
+  let reopening: ReturnType<typeof api.update> | undefined;
+  await built.db.transaction(async (tx) => {
+    assert.equal(await lockForm(tx, id), true);
+    await changeSubmissionCount(tx, id, 1);
+    reopening = api.update(id, { isClosed: false });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  });
+  const reopen = await (reopening as ReturnType<typeof api.update>);
+  assert.deepEqual(
+    { status: reopen.status, body: reopen.body },
+    {
+      status: 422,
+      body: unprocessable(
+        "isClosed: the form has reached its limit of 2 responses; raise maxResponses or turn limitResponses off to reopen it",
+      ),
+    },
+  );
+  const form = await api.getOk(id);
+  assert.equal(form.isClosed, true);
+  assert.equal(await countOf(built.db, id), 2);
 });
 
 test("a manually closed form at its limit reopens only with the limit raised", async () => {

@@ -1,6 +1,8 @@
 import type { CaptchaCheck, CaptchaOutcome, CaptchaVerifier } from "../../src/intake/captcha.ts";
 import { CAPTCHA_TOKEN_FIELDS } from "../../src/intake/captcha.ts";
 import type { CountryResolver } from "../../src/intake/country.ts";
+import type { JobQueue } from "../../src/jobs/queue.ts";
+import { createSubmissionEvents } from "../../src/notifications/submission-events.ts";
 
 /** The country a test request names in `X-Test-Country`; unknown without it. */
 export const headerCountries: CountryResolver = {
@@ -27,3 +29,17 @@ export class TokenCaptcha implements CaptchaVerifier {
     return "unverified";
   }
 }
+
+/**
+ * A job queue for tests that start none: emails are skipped without an SMTP server, so nothing
+ * reaches it; a test that enqueues starts a real queue and passes its events to buildTestApp.
+ */
+const noQueue: JobQueue = {
+  enqueue: () => Promise.reject(new Error("this test started no job queue")),
+  work: () => Promise.reject(new Error("this test started no job queue")),
+  stop: async () => {},
+};
+
+/** The intake's events without an SMTP server or a job queue: emails are recorded skipped. */
+export const eventsWithoutQueue = (config: { mailFrom: string }) =>
+  createSubmissionEvents(noQueue, { smtpConfigured: false, mailFrom: config.mailFrom });

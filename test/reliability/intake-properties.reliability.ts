@@ -301,7 +301,9 @@ test("urlencoded: any names and values are stored exactly, in order, or refused 
 
 // Browsers write a field name into a quoted header parameter: `"`, CR and LF arrive escaped as
 // %22, %0D, %0A, which the server does not decode (as busboy and every server reads them).
-const multipartName = text(6).map((name) => name.replace(/["\r\n\\]/g, "_"));
+// U+FFFD is left out too: the parser writes it for a name's bytes that are not UTF-8, so a name
+// that holds it is refused as not UTF-8 (docs/decisions.md, "Multipart part names").
+const multipartName = text(6).map((name) => name.replace(/["\r\n\\\uFFFD]/g, "_"));
 
 test("multipart fields: any names and values are stored exactly, in order, or refused by name", async (t) => {
   await run(

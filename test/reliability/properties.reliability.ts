@@ -58,6 +58,9 @@ const SECTION_ONE = [
   "ipBlacklist",
   "imageCompressionType",
   "disableEmailDataCensoring",
+  // hosted-forms.md section 1: the hosted page's bot check (tested in test/fields/).
+  "captchaProvider",
+  "captchaSiteKey",
 ];
 const READ_ONLY = [
   "id",

@@ -30,10 +30,24 @@ test("defaults: embedded store under ./data, port 3000, 600 requests a minute", 
       recaptcha: "https://www.google.com/recaptcha/api/siteverify",
     },
     captchaMinScore: 0.5,
+    captchaScriptUrls: {
+      turnstile: "https://challenges.cloudflare.com/turnstile/v0/api.js",
+      hcaptcha: "https://js.hcaptcha.com/1/api.js",
+      recaptcha: "https://www.google.com/recaptcha/api.js",
+    },
     submissionBodyLimitBytes: 1_048_576,
     intakeRateLimitMax: 30,
     intakeRateLimitWindowSeconds: 60,
     submissionCountFoldSeconds: 5,
+    webhookAllowPrivateNetworks: false,
+    smtpUrl: null,
+    mailFrom: "formdeck <formdeck@localhost>",
+    deliveryRetryDelaysSeconds: [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000],
+    uploadMaxFiles: 10,
+    uploadMaxFileBytes: 10_485_760,
+    uploadMaxTotalBytes: 26_214_400,
+    uploadMaxInFlightBytes: 104_857_600,
+    publicUrl: "http://localhost:3000",
   });
 });
 
@@ -58,10 +72,22 @@ test("every variable is read", () => {
     HCAPTCHA_VERIFY_URL: "http://127.0.0.1:9001/hcaptcha",
     RECAPTCHA_VERIFY_URL: "https://captcha.internal/recaptcha",
     CAPTCHA_MIN_SCORE: "0.7",
+    TURNSTILE_SCRIPT_URL: "http://127.0.0.1:9001/turnstile.js",
+    HCAPTCHA_SCRIPT_URL: "http://127.0.0.1:9001/hcaptcha.js",
+    RECAPTCHA_SCRIPT_URL: "https://captcha.internal/recaptcha.js",
     SUBMISSION_BODY_LIMIT_BYTES: "4096",
     INTAKE_RATE_LIMIT_MAX: "7",
     INTAKE_RATE_LIMIT_WINDOW_SECONDS: "90",
     SUBMISSION_COUNT_FOLD_SECONDS: "2",
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+    SMTP_URL: "smtps://user:pass@mail.example.com:465",
+    MAIL_FROM: "Acme Forms <forms@acme.test>",
+    DELIVERY_RETRY_DELAYS_SECONDS: "1, 2,0",
+    UPLOAD_MAX_FILES: "3",
+    UPLOAD_MAX_FILE_BYTES: "2000",
+    UPLOAD_MAX_TOTAL_BYTES: "5000",
+    UPLOAD_MAX_IN_FLIGHT_BYTES: "2000000",
+    PUBLIC_URL: "https://forms.example.com/",
   });
   assert.deepEqual(config, {
     port: 8080,
@@ -85,10 +111,24 @@ test("every variable is read", () => {
       recaptcha: "https://captcha.internal/recaptcha",
     },
     captchaMinScore: 0.7,
+    captchaScriptUrls: {
+      turnstile: "http://127.0.0.1:9001/turnstile.js",
+      hcaptcha: "http://127.0.0.1:9001/hcaptcha.js",
+      recaptcha: "https://captcha.internal/recaptcha.js",
+    },
     submissionBodyLimitBytes: 4096,
     intakeRateLimitMax: 7,
     intakeRateLimitWindowSeconds: 90,
     submissionCountFoldSeconds: 2,
+    webhookAllowPrivateNetworks: true,
+    smtpUrl: "smtps://user:pass@mail.example.com:465",
+    mailFrom: "Acme Forms <forms@acme.test>",
+    deliveryRetryDelaysSeconds: [1, 2, 0],
+    uploadMaxFiles: 3,
+    uploadMaxFileBytes: 2000,
+    uploadMaxTotalBytes: 5000,
+    uploadMaxInFlightBytes: 2_000_000,
+    publicUrl: "https://forms.example.com",
   });
   assert.ok(Object.isFrozen(config));
 });
@@ -99,6 +139,11 @@ test("a bad value is refused with one line naming the variable", () => {
     [{ PORT: "70000" }, 'PORT: must be an integer from 0 to 65535, got "70000"'],
     [{ RATE_LIMIT_MAX: "0" }, 'RATE_LIMIT_MAX: must be an integer from 1 to 1000000000, got "0"'],
     [{ DATABASE_URL: "mysql://x" }, "DATABASE_URL: must be a postgres:// or postgresql:// URL"],
+    [
+      { PUBLIC_URL: "forms.example.com" },
+      'PUBLIC_URL: must be an http:// or https:// URL, got "forms.example.com"',
+    ],
+    [{ UPLOAD_MAX_FILES: "101" }, 'UPLOAD_MAX_FILES: must be an integer from 0 to 100, got "101"'],
     [{ REDIS_URL: "127.0.0.1:6379" }, "REDIS_URL: must be a redis:// or rediss:// URL"],
     [
       { LOG_LEVEL: "loud" },
@@ -115,6 +160,10 @@ test("a bad value is refused with one line naming the variable", () => {
     [
       { COUNTRY_HEADER: "CF-IPCountry" },
       "COUNTRY_HEADER: needs TRUST_PROXY, since only a trusted proxy's header can be believed",
+    ],
+    [
+      { HCAPTCHA_SCRIPT_URL: "javascript:alert(1)" },
+      'HCAPTCHA_SCRIPT_URL: must be an http:// or https:// URL, got "javascript:alert(1)"',
     ],
     [
       { TURNSTILE_VERIFY_URL: "ftp://x/verify" },
@@ -135,6 +184,19 @@ test("a bad value is refused with one line naming the variable", () => {
       'TRUST_PROXY: must be false, a hop count or a comma-separated list of proxy addresses and CIDR ranges; "10.0.0.1/33" is none of these',
     ],
     [{ TRUST_PROXY: "101" }, 'TRUST_PROXY: a hop count must be at most 100, got "101"'],
+    [
+      { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "yes" },
+      'WEBHOOK_ALLOW_PRIVATE_NETWORKS: must be true or false, got "yes"',
+    ],
+    [{ SMTP_URL: "http://user:pass@mail" }, "SMTP_URL: must be an smtp:// or smtps:// URL"],
+    [
+      { MAIL_FROM: "not an address" },
+      'MAIL_FROM: must be an address, optionally with a display name ("Forms <forms@example.com>"), got "not an address"',
+    ],
+    [
+      { DELIVERY_RETRY_DELAYS_SECONDS: "5,soon" },
+      'DELIVERY_RETRY_DELAYS_SECONDS: must be at most 20 comma-separated integers from 0 to 86400, got "5,soon"',
+    ],
   ];
   for (const [env, message] of cases) {
     assert.throws(() => loadConfig(env), new ConfigError(message));

@@ -3,6 +3,7 @@ import { get } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
 import { parse } from "csv-parse/sync";
+import { FileLinks } from "../../src/files/file-links.ts";
 import { exportSubmissions } from "../../src/submissions/submission-export.ts";
 import { client, MISSING_ID, NOT_FOUND, unprocessable } from "../forms/form-fixtures.ts";
 import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
@@ -250,6 +251,7 @@ test("keyset batches neither skip nor repeat rows that tie on their instant, to 
   for (const batchSize of [1, 3, 7, 40, 41]) {
     const exported = await exportSubmissions(
       built.db,
+      new FileLinks(built.db, "http://localhost:3000"),
       owner,
       form.id,
       { format: "ndjson" },

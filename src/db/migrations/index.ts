@@ -4,7 +4,20 @@ import { migration as m003 } from "./003_idempotency_keys.ts";
 import { migration as m004 } from "./004_name_search_normalized.ts";
 import { migration as m005 } from "./005_submissions.ts";
 import { migration as m006 } from "./006_submission_counts.ts";
+import { migration as m007 } from "./007_submission_files.ts";
+import { migration as m008 } from "./008_email_records.ts";
+import { migration as m009 } from "./009_webhooks.ts";
 import type { Migration } from "./migration.ts";
 
 /** Applied in this order; each name is recorded once applied. New migrations go at the end. */
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006];
+export const MIGRATIONS: readonly Migration[] = [
+  m001,
+  m002,
+  m003,
+  m004,
+  m005,
+  m006,
+  m007,
+  m008,
+  m009,
+];

@@ -1,0 +1,69 @@
+import sharp from "sharp";
+import { ACCEPTED_TYPES, type AcceptedType } from "./file-types.ts";
+import { TaskSlots } from "./task-slots.ts";
+
+/** Larger images would take gigabytes to decode: refused from their header, never decoded. */
+export const MAX_IMAGE_PIXELS = 100_000_000;
+export const MAX_IMAGE_SIDE = 4_096;
+export const IMAGE_QUALITY = 80;
+
+// Decoded images are not kept for reuse: each upload is decoded once.
+sharp.cache(false);
+
+/**
+ * Re-encodings at once. sharp works on libuv's threads, off the event loop; the bound keeps a
+ * burst of uploads from taking every thread and all the memory that decoding needs.
+ */
+const encodings = new TaskSlots(2);
+
+/** The forms' `imageCompressionType` names, by the detected type they re-encode. */
+export const COMPRESSIBLE: Partial<Record<AcceptedType, "png" | "jpeg" | "webp">> = {
+  [ACCEPTED_TYPES.png]: "png",
+  [ACCEPTED_TYPES.jpeg]: "jpeg",
+  [ACCEPTED_TYPES.webp]: "webp",
+};
+
+/**
+ * The pixels the image would decode to, every frame counted, read from its header alone; null
+ * when the header cannot be read.
+ */
+export async function declaredPixels(content: Buffer): Promise<number | null> {
+  try {
+    const header = await sharp(content, { limitInputPixels: false }).metadata();
+    if (!header.width || !header.height) return null;
+    const frameHeight = header.pageHeight ?? header.height;
+    return header.width * frameHeight * (header.pages ?? 1);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The image re-encoded in its own format: turned upright, its longest side at most 4,096 px,
+ * quality 80 (PNG: lossless, at full compression), and without its metadata (EXIF, GPS, XMP,
+ * ICC profile), which sharp drops unless asked to keep it. Rejects when the image is truncated
+ * or corrupt.
+ */
+export function reencodeImage(content: Buffer, format: "png" | "jpeg" | "webp"): Promise<Buffer> {
+  return encodings.run(() => {
+    const image = sharp(content, {
+      limitInputPixels: MAX_IMAGE_PIXELS,
+      animated: format === "webp",
+      failOn: "truncated",
+    })
+      .autoOrient()
+      .resize({
+        width: MAX_IMAGE_SIDE,
+        height: MAX_IMAGE_SIDE,
+        fit: "inside",
+        withoutEnlargement: true,
+      });
+    const encoded =
+      format === "png"
+        ? image.png({ compressionLevel: 9 })
+        : format === "jpeg"
+          ? image.jpeg({ quality: IMAGE_QUALITY, mozjpeg: true })
+          : image.webp({ quality: IMAGE_QUALITY });
+    return encoded.toBuffer();
+  });
+}

@@ -1,0 +1,143 @@
+import { readFileSync } from "node:fs";
+import { stripTypeScriptTypes } from "node:module";
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { type TSchema, Type } from "typebox";
+import type { Database } from "../db/database.ts";
+import { FORM_ID } from "../forms/forms.service.ts";
+import { apiOperation } from "../http/api-responses.ts";
+import { findIntakeForm } from "../intake/intake.repository.ts";
+import { FORM_SCRIPT_PATH } from "./form-page.ts";
+import type { HostedPages } from "./hosted-pages.ts";
+import { ICON_PATH } from "./layout.ts";
+
+const FormIdParams = Type.Object({ formId: Type.String({ description: "Form id" }) });
+
+const htmlPage = (description: string) =>
+  ({ description, content: { "text/html": { schema: Type.String() } } }) as unknown as TSchema;
+
+const formPage = apiOperation({
+  operationId: "hostedFormPage",
+  summary: "The hosted form's page",
+  description:
+    "HTML: the page a respondent fills in (hosted forms). A closed form shows its closed page " +
+    "(200, no fields); an endpoint form, a deleted or a missing one, the 404 page.",
+  tags: ["pages"],
+  access: "public",
+  htmlErrors: true,
+});
+const thanks = apiOperation({
+  operationId: "thankYouPage",
+  summary: "The thank-you page",
+  description:
+    "HTML: the form's own thank-you page (tp* members) when useCustomThankYouPage is on, " +
+    "else a plain one. Browsers are sent here after a submission.",
+  tags: ["pages"],
+  access: "public",
+  htmlErrors: true,
+});
+
+/**
+ * Node's type stripping, without its one-time "experimental" warning: the server's output is its
+ * JSON log lines, and the feature is stable in use (the same one that runs our own .ts files).
+ */
+function stripQuietly(source: string): string {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = () => {};
+  try {
+    return stripTypeScriptTypes(source);
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+}
+
+/** The page's two modules: its script, and the rules it shares with the server, types stripped. */
+const ASSETS: Record<string, string> = {
+  [FORM_SCRIPT_PATH]: readFileSync(new URL("./assets/form.js", import.meta.url), "utf8"),
+  "/assets/page-rules.js": stripQuietly(
+    readFileSync(new URL("./page-rules.ts", import.meta.url), "utf8"),
+  ),
+  [ICON_PATH]: readFileSync(new URL("./assets/icon.svg", import.meta.url), "utf8"),
+};
+
+const ASSET_OPERATIONS: Record<string, string> = {
+  [FORM_SCRIPT_PATH]: "hostedFormScript",
+  "/assets/page-rules.js": "hostedFormRules",
+  [ICON_PATH]: "pagesIcon",
+};
+
+export const hostedRoutes: FastifyPluginAsyncTypebox<{ db: Database; pages: HostedPages }> = async (
+  app,
+  { db, pages },
+) => {
+  const find = (formId: string) =>
+    FORM_ID.test(formId) ? findIntakeForm(db, formId, new Date()) : Promise.resolve(null);
+
+  app.get(
+    "/f/:formId",
+    {
+      schema: {
+        ...formPage.schema,
+        params: FormIdParams,
+        response: formPage.responses(
+          { 200: htmlPage("The form, or its closed page") },
+          "not_found",
+          "service_unavailable",
+        ),
+      },
+    },
+    async (request, reply) => pages.form(reply, await find(request.params.formId)),
+  );
+
+  app.get(
+    "/f/:formId/thanks",
+    {
+      schema: {
+        ...thanks.schema,
+        params: FormIdParams,
+        response: thanks.responses(
+          { 200: htmlPage("The page") },
+          "not_found",
+          "service_unavailable",
+        ),
+      },
+    },
+    async (request, reply) => {
+      const form = await find(request.params.formId);
+      if (!form) return pages.notFound(reply);
+      return pages.thanks(reply, form);
+    },
+  );
+
+  for (const [path, asset] of Object.entries(ASSETS)) {
+    const svg = path.endsWith(".svg");
+    const type = svg ? "image/svg+xml" : "text/javascript";
+    const operation = apiOperation({
+      operationId: ASSET_OPERATIONS[path] as string,
+      summary: svg ? "The pages' icon" : `The hosted page's module ${path.slice(8)}`,
+      description: svg
+        ? "The icon every page names."
+        : "One of the page's two small modules: steps, live logic and checks, upload progress.",
+      tags: ["pages"],
+      access: "public",
+    });
+    app.get(
+      path,
+      {
+        schema: {
+          ...operation.schema,
+          response: operation.responses({
+            200: {
+              description: svg ? "SVG image" : "JavaScript module",
+              content: { [type]: { schema: Type.String() } },
+            } as unknown as TSchema,
+          }),
+        },
+      },
+      async (_request, reply) =>
+        reply
+          .type(svg ? type : `${type}; charset=utf-8`)
+          .header("Cache-Control", "public, max-age=300")
+          .send(asset),
+    );
+  }
+};

@@ -1,0 +1,231 @@
+import type { Readable } from "node:stream";
+import { Busboy, type BusboyInstance } from "@fastify/busboy";
+import { AppError, invalid } from "../http/errors.ts";
+import {
+  decodeUtf8,
+  FieldCollector,
+  MAX_FIELD_NAME_LENGTH,
+  MAX_FIELDS,
+  type SubmittedFields,
+  tooMany,
+} from "./intake-body.ts";
+
+/** A file part as it arrived, whole: its field, the name sent (not yet cleaned) and its bytes. */
+export interface ArrivedFile {
+  field: string;
+  sentName: string;
+  content: Buffer;
+}
+
+export interface MultipartLimits {
+  maxFiles: number;
+  maxFileBytes: number;
+  maxTotalBytes: number;
+  /** Bytes of everything that is not a file's content: fields, part headers, boundaries. */
+  maxOtherBytes: number;
+}
+
+/** What the intake does with each file, one at a time, in the order they arrive. */
+export interface FileHandlers<F> {
+  /** Before the first file's bytes are read; throws to refuse the request. */
+  beforeFirstFile(): void;
+  /** The file, whole; what it resolves to is collected. */
+  keep(file: ArrivedFile): Promise<F>;
+}
+
+/** A file part's stream, with what busboy writes on it. */
+type FileStream = Readable & { truncated?: boolean; bytesRead?: number };
+
+const malformed = () => invalid("body", "is not valid multipart/form-data");
+export const bodyTooLarge = (limit: number) =>
+  new AppError("payload_too_large", `body: must be at most ${limit} bytes`);
+const fieldName = (name: string) => name.slice(0, MAX_FIELD_NAME_LENGTH);
+const fileTooLarge = (field: string, limit: number) =>
+  new AppError("payload_too_large", `${fieldName(field)}: a file may be at most ${limit} bytes`);
+
+/**
+ * Reads a multipart body from `source` as it arrives. Fields are collected; each file part is
+ * read whole into memory (at most `maxFileBytes`) and handed to `handlers.keep`, and the next
+ * file is not read before that resolves: a request holds one file in memory at a time, and the
+ * parser, its next file unread, stops reading the body meanwhile. The first refusal stops the
+ * reading (the caller drains or closes what is left).
+ */
+export function readMultipart<F>(
+  source: Readable,
+  contentType: string,
+  limits: MultipartLimits,
+  handlers: FileHandlers<F>,
+): Promise<{ fields: SubmittedFields; files: F[] }> {
+  return new Promise((resolve, reject) => {
+    const collector = new FieldCollector();
+    const kept: F[] = [];
+    const fileParts: { field: string; stream: FileStream }[] = [];
+    let fileChain: Promise<unknown> = Promise.resolve();
+    let rawBytes = 0;
+    let fileCount = 0;
+    let settled = false;
+    let parser: BusboyInstance;
+
+    // The parser counts each file's bytes as it parses them (`bytesRead`), a truncated one as
+    // its limit; what it has parsed is what it was given less what it still holds.
+    const checkSizes = () => {
+      const over = fileParts.find((part) => part.stream.truncated);
+      if (over) throw fileTooLarge(over.field, limits.maxFileBytes);
+      const fileBytes = fileParts.reduce((sum, part) => sum + (part.stream.bytesRead ?? 0), 0);
+      if (fileBytes > limits.maxTotalBytes) {
+        throw new AppError(
+          "payload_too_large",
+          `${fieldName(fileParts.at(-1)?.field ?? "")}: files may total at most ${limits.maxTotalBytes} bytes`,
+        );
+      }
+      if (rawBytes - parser.writableLength - fileBytes > limits.maxOtherBytes) {
+        throw bodyTooLarge(limits.maxOtherBytes);
+      }
+    };
+    // Written by hand rather than piped: the sizes are checked once the parser has the chunk.
+    const write = (chunk: Buffer) => {
+      rawBytes += chunk.length;
+      const ready = parser.write(chunk);
+      try {
+        checkSizes();
+      } catch (error) {
+        fail(error);
+        return;
+      }
+      if (!ready) {
+        source.pause();
+        parser.once("drain", () => {
+          if (!settled) source.resume();
+        });
+      }
+    };
+    const ended = () => parser.end();
+    // The client went away mid-body: nothing of it is kept.
+    const closed = () => {
+      if (!(source as Readable & { complete?: boolean }).complete) {
+        fail(new AppError("bad_request", "body: ended before it was complete"));
+      }
+    };
+    const detach = () => {
+      source.off("data", write);
+      source.off("end", ended);
+      source.off("close", closed);
+    };
+    function fail(error: unknown) {
+      if (settled) return;
+      settled = true;
+      detach();
+      reject(error);
+    }
+
+    try {
+      parser = Busboy({
+        headers: { "content-type": contentType },
+        // Values arrive as their bytes; decodeUtf8 refuses those that are not UTF-8.
+        defCharset: "latin1",
+        limits: {
+          fields: MAX_FIELDS,
+          parts: MAX_FIELDS + limits.maxFiles + 1,
+          fieldSize: limits.maxOtherBytes,
+          fileSize: limits.maxFileBytes,
+          headerPairs: 20,
+        },
+      });
+    } catch {
+      // No boundary, or one busboy cannot use.
+      reject(malformed());
+      return;
+    }
+
+    // Part names are decoded by the parser, which writes U+FFFD for bytes that are not UTF-8:
+    // the body is refused as the whole-body check of the other types refuses it.
+    const requireUtf8Name = (name: string) => {
+      if (name.includes("\uFFFD")) throw invalid("body", "is not valid UTF-8");
+    };
+
+    const countFile = (field: string) => {
+      if (fileCount === 0) handlers.beforeFirstFile();
+      if (++fileCount > limits.maxFiles) {
+        throw new AppError(
+          "payload_too_large",
+          `${fieldName(field)}: at most ${limits.maxFiles} files may be sent with a submission`,
+        );
+      }
+    };
+
+    /** One file part, read whole once the files before it are kept; null for no file. */
+    const readFile = (field: string, stream: FileStream, sentName: string) =>
+      new Promise<Buffer | null>((done, failed) => {
+        const chunks: Buffer[] = [];
+        stream.on("data", (chunk: Buffer) => {
+          // A part without a name is an untouched file input, unless it has content.
+          if (chunks.length === 0 && sentName === "") {
+            try {
+              countFile(field);
+            } catch (error) {
+              failed(error);
+            }
+          }
+          chunks.push(chunk);
+        });
+        stream.on("error", () => failed(malformed()));
+        stream.on("end", () => {
+          if (stream.truncated) failed(fileTooLarge(field, limits.maxFileBytes));
+          else done(chunks.length === 0 && sentName === "" ? null : Buffer.concat(chunks));
+        });
+      });
+
+    parser.on("field", (name, value, _nameTruncated, valueTruncated) => {
+      if (settled) return;
+      try {
+        requireUtf8Name(name);
+        if (valueTruncated) throw bodyTooLarge(limits.maxOtherBytes);
+        collector.add(name, decodeUtf8(Buffer.from(value, "latin1")));
+      } catch (error) {
+        fail(error);
+      }
+    });
+    parser.on("file", (field, stream: FileStream, sentName) => {
+      fileParts.push({ field, stream });
+      try {
+        requireUtf8Name(field);
+        if (sentName !== "") countFile(field);
+      } catch (error) {
+        fail(error);
+      }
+      fileChain = fileChain.then(async () => {
+        if (settled) {
+          stream.resume();
+          return;
+        }
+        try {
+          const content = await readFile(field, stream, sentName);
+          if (content && !settled) kept.push(await handlers.keep({ field, sentName, content }));
+        } catch (error) {
+          stream.resume();
+          fail(error);
+        }
+      });
+    });
+    parser.on("fieldsLimit", () => fail(tooMany()));
+    parser.on("partsLimit", () => fail(tooMany()));
+    parser.on("error", () => fail(malformed()));
+    parser.on("finish", async () => {
+      await fileChain;
+      if (settled) return;
+      try {
+        checkSizes();
+      } catch (error) {
+        fail(error);
+        return;
+      }
+      settled = true;
+      detach();
+      resolve({ fields: collector.fields(), files: kept });
+    });
+
+    source.on("data", write);
+    source.on("end", ended);
+    source.on("close", closed);
+  });
+}

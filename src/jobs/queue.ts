@@ -1,0 +1,153 @@
+import type { FastifyBaseLogger } from "fastify";
+import { type Db, PgBoss } from "pg-boss";
+import type { Database, Queryable } from "../db/database.ts";
+
+/**
+ * How long a job may go without its worker's heartbeat before it counts as interrupted (a
+ * crashed or killed process): it then runs again. With the supervisor's pass every
+ * SUPERVISE_SECONDS, interrupted work runs again within 10 + 15 s plus a poll, under the 60 s
+ * that notifications.md allows.
+ */
+const HEARTBEAT_SECONDS = 10;
+const SUPERVISE_SECONDS = 15;
+
+/**
+ * Jobs that fail unexpectedly (a handler that throws: a store unreachable, a bug) or are
+ * interrupted run again this many times, 5 s apart and then longer. Deliveries keep their own
+ * schedule (retry-schedule.ts): a failed delivery is a job that completes after enqueuing the
+ * next attempt, not a job that fails.
+ */
+const JOB_RETRY_LIMIT = 10;
+
+/** How often a worker looks for jobs that came due (a retry's startAfter) rather than new ones. */
+const POLL_SECONDS = 2;
+
+/** What a handler is given: the data the job was enqueued with. */
+export type JobHandler<Data> = (data: Data) => Promise<void>;
+
+export interface EnqueueOptions {
+  /** Not before this instant. */
+  startAfter?: Date;
+}
+
+export interface JobQueue {
+  /**
+   * Adds a job to `queue` in `tx`, a transaction of ours: it exists once that transaction
+   * commits, and never if it rolls back.
+   */
+  enqueue(tx: Queryable, queue: string, data: object, options?: EnqueueOptions): Promise<void>;
+  /** Runs `handler` for the jobs of `queue` on this instance, `concurrency` at a time. */
+  work<Data>(
+    queue: string,
+    handler: JobHandler<Data>,
+    options?: { concurrency?: number },
+  ): Promise<void>;
+  /** Stops taking jobs and waits for those running, for at most `drainMs`. */
+  stop(drainMs?: number): Promise<void>;
+}
+
+export interface JobQueueOptions {
+  db: Database;
+  log: Pick<FastifyBaseLogger, "warn" | "error">;
+  /** PostgreSQL: the job engine has a small pool of its own. Null: the embedded store. */
+  databaseUrl: string | null;
+  /** Every queue this instance enqueues to or works: created if missing. */
+  queues: readonly string[];
+}
+
+/** Our transaction as the job engine's connection: its statements are single, with parameters. */
+const inTransaction = (tx: Queryable): Db => ({
+  executeSql: async (text, values) => ({ rows: await tx.query(text, values ?? []) }),
+});
+
+/**
+ * The embedded store as the job engine's connection. Its schema install and maintenance are
+ * scripts of several statements without parameters: those run as scripts. Its statements are
+ * not bounded by the request timeout (maintenance may scan the job table), and its
+ * notifications come through our listener, so that a job enqueued wakes a worker at once.
+ */
+function embeddedConnection(db: Database): Db {
+  return {
+    async executeSql(text, values) {
+      const rows = values?.length
+        ? await db.query(text, values, { unbounded: true })
+        : await db.query(text, [], { script: true, unbounded: true });
+      return { rows };
+    },
+    async listen(channel, onNotification, onReconnect) {
+      const stop = db.listen(channel, {
+        message: onNotification,
+        connected: onReconnect,
+        disconnected() {},
+      });
+      return { close: stop };
+    },
+  };
+}
+
+/**
+ * The job engine (pg-boss), on PostgreSQL or the embedded store alike: shared by every instance
+ * on one database, each job on one instance at a time, kept across restarts.
+ */
+export async function startJobQueue(options: JobQueueOptions): Promise<JobQueue> {
+  const { db, log, databaseUrl, queues } = options;
+  const boss = new PgBoss({
+    ...(databaseUrl
+      ? { connectionString: databaseUrl, max: 4, application_name: "formdeck-jobs" }
+      : { db: embeddedConnection(db), backend: "pglite" as const }),
+    useListenNotify: true,
+    superviseIntervalSeconds: SUPERVISE_SECONDS,
+    // Not one of formdeck's concerns: the registry of instances and persisted statistics.
+    registerInstance: false,
+    persistWarnings: false,
+  });
+  boss.on("error", (error) => log.error({ err: error }, "job queue: error"));
+  await boss.start();
+  for (const name of queues) {
+    await boss.createQueue(name, {
+      heartbeatSeconds: HEARTBEAT_SECONDS,
+      retryLimit: JOB_RETRY_LIMIT,
+      retryDelay: 5,
+      retryBackoff: true,
+      retryDelayMax: 3_600,
+      // A completed job's data (which may hold personal data) goes soon.
+      deleteAfterSeconds: 3_600,
+      notify: true,
+    });
+  }
+  const created = new Set(queues);
+  return {
+    async enqueue(tx, queue, data, enqueueOptions = {}) {
+      // pg-boss looks an unknown queue up on its own connection: on the embedded store's single
+      // connection, held by `tx`, that would wait for ever.
+      if (!created.has(queue)) throw new Error(`job queue: ${queue} was not created at start`);
+      await boss.send(queue, data, {
+        db: inTransaction(tx),
+        ...(enqueueOptions.startAfter ? { startAfter: enqueueOptions.startAfter } : {}),
+      });
+    },
+    async work<Data>(
+      queue: string,
+      handler: JobHandler<Data>,
+      workOptions: { concurrency?: number } = {},
+    ) {
+      await boss.work<Data>(
+        queue,
+        {
+          localConcurrency: workOptions.concurrency ?? 2,
+          batchSize: 1,
+          // A job enqueued wakes a worker at once (NOTIFY); one due later (a retry) is found by
+          // this poll.
+          pollingIntervalSeconds: POLL_SECONDS,
+          notifyPollingIntervalSeconds: POLL_SECONDS,
+        },
+        async ([job]) => {
+          if (job) await handler(job.data);
+        },
+      );
+    },
+    async stop(drainMs = 7_000) {
+      await boss.stop({ graceful: true, timeout: drainMs, close: true });
+    },
+  };
+}

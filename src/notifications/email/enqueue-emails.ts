@@ -1,0 +1,123 @@
+import type { Queryable } from "../../db/database.ts";
+import { DEFAULT_SETTINGS } from "../../forms/form-defaults.ts";
+import { newId } from "../../ids.ts";
+import type { JobQueue } from "../../jobs/queue.ts";
+import { EMAIL_QUEUE } from "../queues.ts";
+import type { SubmissionEvent } from "../submission-events.ts";
+import { autoresponseBodies } from "./autoresponse.ts";
+import {
+  countAutoresponses,
+  type EmailKind,
+  type EmailMessage,
+  insertEmailRecord,
+  lockAutoresponses,
+} from "./email-records.repository.ts";
+import { ownerBodies, ownerSubject } from "./owner-message.ts";
+import { respondentAddress } from "./respondent-address.ts";
+
+export interface EmailSettings {
+  /** Without an SMTP server, emails are recorded `skipped` and never enqueued. */
+  smtpConfigured: boolean;
+  /** MAIL_FROM: `Name <address>` or an address. */
+  mailFrom: string;
+}
+
+/** An email job: the record to send, and how many attempts it had when the job was enqueued. */
+export interface EmailJob {
+  emailId: string;
+  attempt: number;
+}
+
+/** Autoresponses to one address from one form within an hour (notifications.md §2). */
+export const AUTORESPONSES_PER_HOUR = 5;
+
+export function parseMailFrom(mailFrom: string): { name: string; address: string } {
+  const match = /^(.*)<([^<>]+)>$/.exec(mailFrom);
+  if (!match) return { name: "", address: mailFrom };
+  return { name: (match[1] ?? "").trim().replace(/^"(.*)"$/, "$1"), address: match[2] as string };
+}
+
+interface Email {
+  kind: EmailKind;
+  subject: string;
+  message: EmailMessage | null;
+  to: string;
+  /** Skipped for its own reason (the cap), whatever the SMTP configuration. */
+  refusal?: string;
+}
+
+/** Records `email` in the submission's transaction and, when it is to be sent, enqueues it. */
+async function recordEmail(
+  tx: Queryable,
+  queue: JobQueue,
+  settings: EmailSettings,
+  event: SubmissionEvent,
+  email: Email,
+) {
+  const sendable = settings.smtpConfigured && email.refusal === undefined;
+  const id = newId("eml");
+  await insertEmailRecord(tx, {
+    id,
+    formId: event.form.id,
+    submissionId: event.submission.id,
+    submissionStored: event.form.settings.submissionStorageDuration !== "never",
+    kind: email.kind,
+    to: email.to,
+    subject: email.subject,
+    status: sendable ? "pending" : "skipped",
+    lastError: email.refusal ?? null,
+    message: sendable ? email.message : null,
+    createdAt: new Date(event.submission.createdAt),
+  });
+  if (sendable)
+    await queue.enqueue(tx, EMAIL_QUEUE, { emailId: id, attempt: 0 } satisfies EmailJob);
+}
+
+/** The owner notification and the autoresponse an accepted, non-spam submission causes. */
+export async function enqueueEmails(
+  tx: Queryable,
+  queue: JobQueue,
+  settings: EmailSettings,
+  event: SubmissionEvent,
+) {
+  const { form, submission } = event;
+  const formSettings = { ...DEFAULT_SETTINGS, ...form.settings };
+  const from = parseMailFrom(settings.mailFrom);
+  const respondent = respondentAddress(submission.answers, formSettings.fields);
+  if (formSettings.sendEmailNotifications && formSettings.emailsToNotify.length > 0) {
+    const subject = ownerSubject(form.name);
+    const bodies = ownerBodies({
+      formName: form.name,
+      submission,
+      censor: !formSettings.disableEmailDataCensoring,
+    });
+    const to = [...formSettings.emailsToNotify];
+    await recordEmail(tx, queue, settings, event, {
+      kind: "owner",
+      to: to.join(", "),
+      subject,
+      message: { from, to, replyTo: respondent, subject, ...bodies },
+    });
+  }
+  if (form.plan === "paid" && formSettings.sendRespondentEmailNotifications && respondent) {
+    // An empty subject would read as spam to most mail filters: the form's name stands in.
+    const subject = formSettings.respondentEmailSubject || form.name;
+    await lockAutoresponses(tx, form.id, respondent);
+    const hourAgo = new Date(new Date(submission.createdAt).getTime() - 3_600_000);
+    const sent = await countAutoresponses(tx, form.id, respondent, hourAgo);
+    const bodies = autoresponseBodies(formSettings.respondentEmailMessageHTML, submission.answers);
+    await recordEmail(tx, queue, settings, event, {
+      kind: "respondent",
+      to: respondent,
+      subject,
+      message: {
+        from: { name: formSettings.respondentEmailFromName || from.name, address: from.address },
+        to: [respondent],
+        replyTo: null,
+        subject,
+        ...bodies,
+      },
+      ...(sent >= AUTORESPONSES_PER_HOUR ? { refusal: "rate limited" } : {}),
+    });
+  }
+}

@@ -1,0 +1,38 @@
+import type { Queryable } from "../db/database.ts";
+import type { IntakeForm } from "../intake/intake.repository.ts";
+import type { JobQueue } from "../jobs/queue.ts";
+import type { SubmissionRecord } from "../submissions/submissions.schemas.ts";
+import { enqueueSubmissionEvent } from "../webhooks/webhook-events.ts";
+import { deliveryQueueOn } from "../webhooks/webhook-worker.ts";
+import { type EmailSettings, enqueueEmails } from "./email/enqueue-emails.ts";
+
+/** What an accepted submission tells its notifications. */
+export interface SubmissionEvent {
+  form: IntakeForm;
+  /** The submissions API's record, built before the store (`never` stores nothing). */
+  submission: SubmissionRecord;
+  isSpam: boolean;
+}
+
+export interface SubmissionEvents {
+  /**
+   * Records and enqueues the submission's emails (and webhook deliveries) in `tx`, the
+   * submission's own transaction: they exist exactly when the submission was accepted.
+   */
+  enqueueSubmissionEvents(tx: Queryable, event: SubmissionEvent): Promise<void>;
+}
+
+export function createSubmissionEvents(queue: JobQueue, email: EmailSettings): SubmissionEvents {
+  const deliveries = deliveryQueueOn(queue);
+  return {
+    async enqueueSubmissionEvents(tx, event) {
+      // Spam sends no email (notifications.md §1); webhooks subscribed to it get spam.
+      if (!event.isSpam) await enqueueEmails(tx, queue, email, event);
+      await enqueueSubmissionEvent(tx, deliveries, {
+        form: { id: event.form.id, name: event.form.name },
+        webhookEnabled: event.form.settings.webhookEnabled === true,
+        submission: event.submission,
+      });
+    },
+  };
+}
