@@ -399,3 +399,9 @@ export function answerErrors(fields: readonly HostedField[], submitted: Submitte
   }
   return errors;
 }
+
+/** The intake's reason (`is required`, `must be …`) as a sentence beside the field. */
+export function describeProblem(reason: string): string {
+  if (reason === "is required") return "Please answer this question.";
+  return `This answer ${reason}.`;
+}

@@ -1,7 +1,7 @@
 import type { Static } from "typebox";
+import { describeProblem } from "../fields/answer-rules.ts";
 import type { FormField } from "../forms/form-field.schema.ts";
 import { html, type VNode } from "./html.ts";
-import { describeProblem } from "./page-rules.ts";
 
 export type Field = Static<typeof FormField>;
 

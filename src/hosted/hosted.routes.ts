@@ -1,14 +1,11 @@
-import { readFileSync } from "node:fs";
-import { stripTypeScriptTypes } from "node:module";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { type TSchema, Type } from "typebox";
 import type { Database } from "../db/database.ts";
 import { FORM_ID } from "../forms/forms.service.ts";
 import { apiOperation } from "../http/api-responses.ts";
 import { findIntakeForm } from "../intake/intake.repository.ts";
-import { FORM_SCRIPT_PATH } from "./form-page.ts";
 import type { HostedPages } from "./hosted-pages.ts";
-import { ICON_PATH } from "./layout.ts";
+import { PAGE_ASSETS } from "./page-assets.ts";
 
 const FormIdParams = Type.Object({ formId: Type.String({ description: "Form id" }) });
 
@@ -35,35 +32,6 @@ const thanks = apiOperation({
   access: "public",
   htmlErrors: true,
 });
-
-/**
- * Node's type stripping, without its one-time "experimental" warning: the server's output is its
- * JSON log lines, and the feature is stable in use (the same one that runs our own .ts files).
- */
-function stripQuietly(source: string): string {
-  const emitWarning = process.emitWarning;
-  process.emitWarning = () => {};
-  try {
-    return stripTypeScriptTypes(source);
-  } finally {
-    process.emitWarning = emitWarning;
-  }
-}
-
-/** The page's two modules: its script, and the rules it shares with the server, types stripped. */
-const ASSETS: Record<string, string> = {
-  [FORM_SCRIPT_PATH]: readFileSync(new URL("./assets/form.js", import.meta.url), "utf8"),
-  "/assets/page-rules.js": stripQuietly(
-    readFileSync(new URL("./page-rules.ts", import.meta.url), "utf8"),
-  ),
-  [ICON_PATH]: readFileSync(new URL("./assets/icon.svg", import.meta.url), "utf8"),
-};
-
-const ASSET_OPERATIONS: Record<string, string> = {
-  [FORM_SCRIPT_PATH]: "hostedFormScript",
-  "/assets/page-rules.js": "hostedFormRules",
-  [ICON_PATH]: "pagesIcon",
-};
 
 export const hostedRoutes: FastifyPluginAsyncTypebox<{ db: Database; pages: HostedPages }> = async (
   app,
@@ -108,11 +76,11 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ db: Database; pages: Host
     },
   );
 
-  for (const [path, asset] of Object.entries(ASSETS)) {
+  for (const [path, asset] of Object.entries(PAGE_ASSETS)) {
     const svg = path.endsWith(".svg");
     const type = svg ? "image/svg+xml" : "text/javascript";
     const operation = apiOperation({
-      operationId: ASSET_OPERATIONS[path] as string,
+      operationId: asset.operationId,
       summary: svg ? "The pages' icon" : `The hosted page's module ${path.slice(8)}`,
       description: svg
         ? "The icon every page names."
@@ -137,7 +105,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ db: Database; pages: Host
         reply
           .type(svg ? type : `${type}; charset=utf-8`)
           .header("Cache-Control", "public, max-age=300")
-          .send(asset),
+          .send(asset.body),
     );
   }
 };

@@ -88,8 +88,8 @@ test("every view has its own _token and nonce; the CSP allows nothing inline wit
   const script = await built.app.inject({ url: "/assets/form.js" });
   assert.equal(script.statusCode, 200);
   assert.match(String(script.headers["content-type"]), /^text\/javascript/);
-  const rules = await built.app.inject({ url: "/assets/page-rules.js" });
-  assert.match(rules.body, /export function hiddenFields\(fields *, answers *\)/);
+  const rules = await built.app.inject({ url: "/assets/answer-rules.js" });
+  assert.match(rules.body, /export function hiddenFieldIds\(fields *, submitted *\)/);
 });
 
 test("link previews, images, framing and the redirect's origin in the policy", async () => {
@@ -250,7 +250,7 @@ test("a 20-field page weighs under 40 KB with its style sheet and scripts", asyn
   const sizes = [
     page.body,
     (await get("/assets/form.js")).body,
-    (await get("/assets/page-rules.js")).body,
+    (await get("/assets/answer-rules.js")).body,
   ].map((text) => Buffer.byteLength(text));
   const total = sizes.reduce((a, b) => a + b, 0);
   process.stdout.write(`# page weight of a 20-field form: ${sizes.join(" + ")} = ${total} bytes\n`);

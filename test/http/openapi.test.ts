@@ -118,7 +118,7 @@ const EXPECTED: Record<string, { statuses: string[]; keyed: boolean }> = {
   "GET /f/{formId}/thanks": { statuses: ["200", "404", "503", ...ANY], keyed: false },
   "GET /f/{formId}": { statuses: ["200", "404", "503", ...ANY], keyed: false },
   "GET /assets/form.js": { statuses: ["200", ...ANY], keyed: false },
-  "GET /assets/page-rules.js": { statuses: ["200", ...ANY], keyed: false },
+  "GET /assets/answer-rules.js": { statuses: ["200", ...ANY], keyed: false },
   "GET /assets/icon.svg": { statuses: ["200", ...ANY], keyed: false },
 };
 

@@ -1,7 +1,7 @@
 // The hosted page's own script: steps, live logic and checks, saved answers, upload progress and
 // one submission per page view. Without it the page still works: every step on one page, posted
 // as a plain form, checked by the server.
-import { checkAnswer, describeProblem, hiddenFields, jumpTarget } from "./page-rules.js";
+import { describeProblem, fieldError, hiddenFieldIds, nextStep } from "./answer-rules.js";
 
 const form = document.querySelector("form[data-form]");
 const data = JSON.parse(document.getElementById("form-data")?.textContent ?? "null");
@@ -20,6 +20,9 @@ function enhance(form, data) {
   const stepper = form.querySelector("[data-stepper]");
   const progress = form.querySelector("[data-progress]");
   const storageKey = `formdeck:${data.id}`;
+  // The rules number steps as the intake does, from an empty first step when the form opens
+  // with a page break; the page shows no such step.
+  const stepOffset = fields[0]?.subtype === "page" ? 1 : 0;
   const visited = [];
   let current = 0;
   let sending = false;
@@ -27,30 +30,40 @@ function enhance(form, data) {
   form.classList.add("js");
   form.noValidate = true;
 
-  /** Every answer as the rules read it: a string, or the chosen values of a checkbox group. */
-  function answers() {
-    const values = {};
+  /**
+   * What the form holds, as the intake's rules read a submission: each answer (a string, or the
+   * chosen values of a checkbox group) and the file fields that have a file.
+   */
+  function submitted() {
+    const answers = {};
+    const fileFieldIds = new Set();
     for (const field of fields) {
       const controls = form.elements.namedItem(field.id);
       if (!controls) continue;
       if (field.type === "checkbox") {
-        values[field.id] = [
+        answers[field.id] = [
           ...form.querySelectorAll(`[name="${CSS.escape(field.id)}"]:checked`),
         ].map((c) => c.value);
       } else if (field.type === "file") {
-        values[field.id] = controls.files?.length ? [...controls.files].map((f) => f.name) : "";
+        if (controls.files?.length) fileFieldIds.add(field.id);
       } else {
-        values[field.id] = controls.value ?? "";
+        answers[field.id] = controls.value ?? "";
       }
     }
-    return values;
+    return { answers, fileFieldIds };
+  }
+
+  /** The step Next leads to from the page's step `index`, or null where the form ends. */
+  function stepAfter(index) {
+    const target = nextStep(fields, submitted(), index + stepOffset);
+    return target === null ? null : target - stepOffset;
   }
 
   const stepOfField = (id) => stepFields.findIndex((ids) => ids.includes(id));
 
   /** Shows and hides fields as the logic says; a hidden field's controls are not sent. */
   function applyLogic() {
-    const hidden = hiddenFields(fields, answers());
+    const hidden = hiddenFieldIds(fields, submitted());
     for (const element of form.querySelectorAll("[data-field]")) {
       const isHidden = hidden.has(element.dataset.field);
       element.hidden = isHidden;
@@ -81,12 +94,12 @@ function enhance(form, data) {
 
   /** Checks the fields of the given steps; focuses the first wrong one. True when all are right. */
   function check(stepIndexes) {
-    const values = answers();
+    const { answers, fileFieldIds } = submitted();
     const hidden = applyLogic();
     let firstWrong = null;
     for (const field of fields) {
       if (hidden.has(field.id) || !stepIndexes.includes(stepOfField(field.id))) continue;
-      const message = checkAnswer(field, values[field.id]);
+      const message = fieldError(field, answers[field.id], fileFieldIds.has(field.id));
       showError(field, message);
       if (message && !firstWrong) firstWrong = field;
     }
@@ -99,8 +112,7 @@ function enhance(form, data) {
     steps.forEach((step, i) => {
       step.hidden = i !== index;
     });
-    const last =
-      index === steps.length - 1 || jumpTarget(fields, stepFields, index, answers()) === null;
+    const last = index === steps.length - 1 || stepAfter(index) === null;
     back.hidden = visited.length === 0;
     next.hidden = last;
     if (submit) submit.hidden = !last;
@@ -113,7 +125,7 @@ function enhance(form, data) {
     for (const step of steps) step.querySelector("h2")?.setAttribute("tabindex", "-1");
     next.addEventListener("click", () => {
       if (!check([current])) return;
-      const target = jumpTarget(fields, stepFields, current, answers());
+      const target = stepAfter(current);
       if (target === null) return;
       visited.push(current);
       showStep(target, true);
@@ -128,9 +140,10 @@ function enhance(form, data) {
   function save() {
     if (!data.saveAnswers) return;
     const saved = {};
+    const { answers } = submitted();
     for (const field of fields) {
       if (field.type === "file") continue;
-      const value = answers()[field.id];
+      const value = answers[field.id];
       if (value !== undefined && value !== "" && !(Array.isArray(value) && value.length === 0))
         saved[field.id] = value;
     }

@@ -1,0 +1,64 @@
+import { readFileSync } from "node:fs";
+import { stripTypeScriptTypes } from "node:module";
+import { FORM_SCRIPT_PATH } from "./form-page.ts";
+import { ICON_PATH } from "./layout.ts";
+
+/** Where the page's script imports the answer rules from (./answer-rules.js beside it). */
+export const ANSWER_RULES_PATH = "/assets/answer-rules.js";
+
+/**
+ * Node's type stripping, without its one-time "experimental" warning: the server's output is its
+ * JSON log lines, and the feature is stable in use (the same one that runs our own .ts files).
+ */
+function stripQuietly(source: string): string {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = () => {};
+  try {
+    return stripTypeScriptTypes(source);
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+}
+
+/**
+ * A module of ours as the browser needs it: lines that hold only a comment or nothing (type
+ * stripping leaves interfaces as blank lines) dropped, and indentation removed. Only whole lines
+ * go, so no string or regular expression is touched; block comments are read as our sources write
+ * them, opening at the start of a line. The page's weight budget (40 KB) needs the bytes.
+ */
+export function compactModule(source: string): string {
+  const kept: string[] = [];
+  let inBlockComment = false;
+  for (const line of source.split("\n")) {
+    const text = line.trim();
+    if (inBlockComment) {
+      inBlockComment = !text.includes("*/");
+      continue;
+    }
+    if (text.startsWith("/*")) {
+      inBlockComment = !text.includes("*/");
+      continue;
+    }
+    if (text === "" || text.startsWith("//")) continue;
+    kept.push(text);
+  }
+  return `${kept.join("\n")}\n`;
+}
+
+const read = (name: string) => readFileSync(new URL(name, import.meta.url), "utf8");
+
+/**
+ * What the pages load besides themselves, by path: the page's script, the answer rules it shares
+ * with the intake (the very file the server runs, types stripped), and the icon.
+ */
+export const PAGE_ASSETS: Record<string, { operationId: string; body: string }> = {
+  [FORM_SCRIPT_PATH]: {
+    operationId: "hostedFormScript",
+    body: compactModule(read("./assets/form.js")),
+  },
+  [ANSWER_RULES_PATH]: {
+    operationId: "hostedFormRules",
+    body: compactModule(stripQuietly(read("../fields/answer-rules.ts"))),
+  },
+  [ICON_PATH]: { operationId: "pagesIcon", body: read("./assets/icon.svg") },
+};
