@@ -1,4 +1,5 @@
-import { fileTypeFromBuffer } from "file-type";
+import { createReadStream } from "node:fs";
+import { fileTypeFromFile } from "file-type";
 import { extensionOf } from "./file-names.ts";
 
 /** The types a submission may carry, as detected; images are those sharp can read. */
@@ -34,14 +35,27 @@ const BY_MAGIC: Record<string, AcceptedType> = {
   xlsx: ACCEPTED_TYPES.xlsx,
 };
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+/** How much of an svg's text decides its root element: the prolog before it must fit. */
+const SVG_HEAD_CHARACTERS = 1024 * 1024;
 
-function utf8Text(content: Uint8Array): string | null {
+/**
+ * The file's text when it is all valid UTF-8, read as it streams: only its first
+ * `keepCharacters` are kept (what an svg's root is judged on), so that checking a large text
+ * file holds none of it whole. Null when a byte sequence is not UTF-8.
+ */
+async function utf8Head(file: string, keepCharacters: number): Promise<string | null> {
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  let head = "";
   try {
-    return utf8.decode(content);
+    for await (const chunk of createReadStream(file)) {
+      const text = decoder.decode(chunk as Buffer, { stream: true });
+      if (head.length < keepCharacters) head += text.slice(0, keepCharacters - head.length);
+    }
+    decoder.decode();
   } catch {
     return null;
   }
+  return head;
 }
 
 /** Where the prolog construct at `at` ends (the index after it), or -1 when it never does. */
@@ -83,16 +97,13 @@ export function hasSvgRoot(text: string): boolean {
 }
 
 /**
- * The file's type, from its content: magic bytes for binary formats; for the text formats, which
- * have none, the name's extension (svg, csv, txt) and text that is valid UTF-8 (with an `<svg`
- * root for svg); Word and Excel 97 files share their container (CFB), which the extension tells
- * apart. Null: not a type a submission may carry.
+ * The type of the file at `file`, from its content: magic bytes for binary formats; for the text
+ * formats, which have none, the name's extension (svg, csv, txt) and text that is valid UTF-8
+ * (with an `<svg` root for svg); Word and Excel 97 files share their container (CFB), which the
+ * extension tells apart. Null: not a type a submission may carry.
  */
-export async function detectFileType(
-  content: Uint8Array,
-  name: string,
-): Promise<AcceptedType | null> {
-  const detected = await fileTypeFromBuffer(content);
+export async function detectFileType(file: string, name: string): Promise<AcceptedType | null> {
+  const detected = await fileTypeFromFile(file);
   const extension = extensionOf(name);
   if (detected) {
     const byMagic = BY_MAGIC[detected.ext];
@@ -104,7 +115,7 @@ export async function detectFileType(
     if (detected.ext !== "xml") return null;
   }
   if (extension !== "svg" && extension !== "csv" && extension !== "txt") return null;
-  const text = utf8Text(content);
+  const text = await utf8Head(file, extension === "svg" ? SVG_HEAD_CHARACTERS : 0);
   if (text === null) return null;
   if (extension === "svg" && !hasSvgRoot(text)) return null;
   return ACCEPTED_TYPES[extension];

@@ -10,19 +10,27 @@ export interface FileEntry {
   size: number;
 }
 
-export interface FileContent {
+/** What serving a stored file needs before its bytes: they are read a slice at a time. */
+export interface StoredFile {
+  id: string;
   name: string;
   type: string;
-  content: Buffer;
+  size: number;
 }
+
+/**
+ * The most bytes of a file one row holds (migration 010), so the most of it the server holds
+ * while it stores or serves it.
+ */
+export const FILE_SLICE_BYTES = 1024 * 1024;
 
 export const fileEntries = (files: readonly ReceivedFile[]): FileEntry[] =>
   files.map(({ id, field, name, type, size }) => ({ id, field, name, type, size }));
 
 /**
- * Stores the files' contents, one at a time: only one is read into memory at once. Contents
- * travel as base64 text, which both stores decode natively; the embedded store's driver turns a
- * binary parameter into text byte by byte, ten times slower (seconds for 10 MB).
+ * Stores the files, each as its slices, in order: only one slice is read into memory at once.
+ * Contents travel as base64 text, which both stores decode natively; the embedded store's driver
+ * turns a binary parameter into text byte by byte, ten times slower.
  */
 export async function insertSubmissionFiles(
   db: Queryable,
@@ -31,27 +39,20 @@ export async function insertSubmissionFiles(
 ) {
   for (const file of files) {
     await db.query(
-      `INSERT INTO submission_files (id, submission_id, type, name, content)
-       VALUES ($1, $2, $3, $4, decode($5, 'base64'))`,
-      [file.id, submissionId, file.type, file.name, (await file.content()).toString("base64")],
+      `INSERT INTO submission_files (id, submission_id, type, name, size)
+       VALUES ($1, $2, $3, $4, $5)`,
+      [file.id, submissionId, file.type, file.name, file.size],
     );
+    let seq = 0;
+    for await (const slice of file.slices(FILE_SLICE_BYTES)) {
+      await db.query(
+        `INSERT INTO submission_file_chunks (file_id, seq, content)
+         VALUES ($1, $2, decode($3, 'base64'))`,
+        [file.id, seq++, (slice as Buffer).toString("base64")],
+      );
+    }
   }
 }
-
-/** Read as base64 text, for the reason insertSubmissionFiles gives. */
-const CONTENT = "encode(sf.content, 'base64') AS content";
-
-interface ContentRow {
-  name: string;
-  type: string;
-  content: string;
-}
-
-const asFile = (row: ContentRow): FileContent => ({
-  name: row.name,
-  type: row.type,
-  content: Buffer.from(row.content, "base64"),
-});
 
 /**
  * The file of the organization's form and submission; which of the three is missing otherwise,
@@ -63,11 +64,11 @@ export async function findSubmissionFile(
   formId: string,
   submissionId: string,
   fileId: string,
-): Promise<FileContent | "form" | "submission" | "file"> {
+): Promise<StoredFile | "form" | "submission" | "file"> {
   const rows = await db.query<
-    Omit<ContentRow, "content"> & { submissionId: string | null; content: string | null }
+    { submissionId: string | null } & { [K in keyof StoredFile]: StoredFile[K] | null }
   >(
-    `SELECT s.id AS "submissionId", sf.name, sf.type, ${CONTENT} FROM forms f
+    `SELECT s.id AS "submissionId", sf.id, sf.name, sf.type, sf.size::float8 AS size FROM forms f
        LEFT JOIN submissions s ON s.form_id = f.id AND s.id = $3
        LEFT JOIN submission_files sf ON sf.submission_id = s.id AND sf.id = $4
       WHERE f.organization_id = $1 AND f.id = $2`,
@@ -76,16 +77,34 @@ export async function findSubmissionFile(
   const row = rows[0];
   if (!row) return "form";
   if (!row.submissionId) return "submission";
-  if (row.content === null) return "file";
-  return asFile({ name: row.name, type: row.type, content: row.content });
+  if (row.id === null) return "file";
+  return row as StoredFile;
 }
 
 /** The file, whoever owns it: for a link whose signature was checked. */
-export async function findFile(db: Queryable, fileId: string): Promise<FileContent | null> {
-  const rows = await db.query<ContentRow>(
-    `SELECT sf.name, sf.type, ${CONTENT} FROM submission_files sf WHERE sf.id = $1`,
+export async function findFile(db: Queryable, fileId: string): Promise<StoredFile | null> {
+  const rows = await db.query<StoredFile>(
+    `SELECT id, name, type, size::float8 AS size FROM submission_files WHERE id = $1`,
     [fileId],
   );
-  const row = rows[0];
-  return row ? asFile(row) : null;
+  return rows[0] ?? null;
+}
+
+/**
+ * The file's bytes, a slice at a time, in order. A file deleted while it is read ends in an
+ * error rather than a short body.
+ */
+export async function* fileSlices(db: Queryable, file: StoredFile): AsyncGenerator<Buffer> {
+  let read = 0;
+  for (let seq = 0; read < file.size; seq++) {
+    const [row] = await db.query<{ content: string }>(
+      `SELECT encode(content, 'base64') AS content FROM submission_file_chunks
+        WHERE file_id = $1 AND seq = $2`,
+      [file.id, seq],
+    );
+    if (!row) throw new Error(`file ${file.id}: gone while it was being read`);
+    const slice = Buffer.from(row.content, "base64");
+    read += slice.length;
+    yield slice;
+  }
 }

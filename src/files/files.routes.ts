@@ -1,7 +1,8 @@
+import { Readable } from "node:stream";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
-import type { Database } from "../db/database.ts";
+import type { Database, Queryable } from "../db/database.ts";
 import { NoQuery } from "../forms/forms.schemas.ts";
 import { apiOperation } from "../http/api-responses.ts";
 import { AppError, formNotFound } from "../http/errors.ts";
@@ -9,7 +10,7 @@ import { submissionNotFound } from "../submissions/submissions.service.ts";
 import { attachmentDisposition } from "./content-disposition.ts";
 import type { FileLinks } from "./file-links.ts";
 import { ACCEPTED_TYPES } from "./file-types.ts";
-import { type FileContent, findFile, findSubmissionFile } from "./files.repository.ts";
+import { fileSlices, findFile, findSubmissionFile, type StoredFile } from "./files.repository.ts";
 
 const FORM_ID = /^form_[A-Za-z0-9_-]{22}$/;
 const SUBMISSION_ID = /^sub_[A-Za-z0-9_-]{22}$/;
@@ -78,14 +79,28 @@ const LinkQuery = Type.Object(
   { additionalProperties: false },
 );
 
-function sendFile(reply: FastifyReply, file: FileContent) {
+/**
+ * Streams the file a slice at a time, so that serving it holds one slice in memory. Its first
+ * slice is read before the answer starts: a store that cannot be read is then the usual 503, not
+ * a broken download.
+ */
+async function sendFile(reply: FastifyReply, db: Queryable, file: StoredFile) {
+  const slices = fileSlices(db, file);
+  const first = await slices.next();
+  const body = Readable.from(
+    (async function* () {
+      if (!first.done) yield first.value;
+      yield* slices;
+    })(),
+  );
   const textual = file.type.startsWith("text/") || file.type === ACCEPTED_TYPES.svg;
   return reply
     .header("Content-Disposition", attachmentDisposition(file.name))
     .header("Content-Security-Policy", "sandbox")
     .header("Cache-Control", "private, no-store")
+    .header("Content-Length", file.size)
     .type(textual ? `${file.type}; charset=utf-8` : file.type)
-    .send(file.content);
+    .send(body);
 }
 
 export const fileRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (app, { db }) => {
@@ -121,7 +136,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (ap
       if (found === "form") throw formNotFound();
       if (found === "submission") throw submissionNotFound();
       if (found === "file") throw fileNotFound();
-      return sendFile(reply as FastifyReply, found);
+      return sendFile(reply as FastifyReply, db, found);
     },
   );
 };
@@ -154,7 +169,7 @@ export const fileLinkRoutes: FastifyPluginAsyncTypebox<{ db: Database; links: Fi
       // A valid signature was made for an id of ours: the file may since have been deleted.
       const file = FILE_ID.test(fileId) ? await findFile(db, fileId) : null;
       if (!file) throw fileNotFound();
-      return sendFile(reply as FastifyReply, file);
+      return sendFile(reply as FastifyReply, db, file);
     },
   );
 };

@@ -24,12 +24,12 @@ export const COMPRESSIBLE: Partial<Record<AcceptedType, "png" | "jpeg" | "webp">
 };
 
 /**
- * The pixels the image would decode to, every frame counted, read from its header alone; null
- * when the header cannot be read.
+ * The pixels the image in the file would decode to, every frame counted, read from its header
+ * alone; null when the header cannot be read.
  */
-export async function declaredPixels(content: Buffer): Promise<number | null> {
+export async function declaredPixels(file: string): Promise<number | null> {
   try {
-    const header = await sharp(content, { limitInputPixels: false }).metadata();
+    const header = await sharp(file, { limitInputPixels: false }).metadata();
     if (!header.width || !header.height) return null;
     const frameHeight = header.pageHeight ?? header.height;
     return header.width * frameHeight * (header.pages ?? 1);
@@ -39,14 +39,18 @@ export async function declaredPixels(content: Buffer): Promise<number | null> {
 }
 
 /**
- * The image re-encoded in its own format: turned upright, its longest side at most 4,096 px,
- * quality 80 (PNG: lossless, at full compression), and without its metadata (EXIF, GPS, XMP,
- * ICC profile), which sharp drops unless asked to keep it. Rejects when the image is truncated
- * or corrupt.
+ * The image of file `from` re-encoded in its own format into file `to`: turned upright, its
+ * longest side at most 4,096 px, quality 80 (PNG: lossless, at full compression), and without its
+ * metadata (EXIF, GPS, XMP, ICC profile), which sharp drops unless asked to keep it. Resolves to
+ * the new file's size; rejects when the image is truncated or corrupt.
  */
-export function reencodeImage(content: Buffer, format: "png" | "jpeg" | "webp"): Promise<Buffer> {
-  return encodings.run(() => {
-    const image = sharp(content, {
+export function reencodeImage(
+  from: string,
+  to: string,
+  format: "png" | "jpeg" | "webp",
+): Promise<number> {
+  return encodings.run(async () => {
+    const image = sharp(from, {
       limitInputPixels: MAX_IMAGE_PIXELS,
       animated: format === "webp",
       failOn: "truncated",
@@ -64,6 +68,6 @@ export function reencodeImage(content: Buffer, format: "png" | "jpeg" | "webp"):
         : format === "jpeg"
           ? image.jpeg({ quality: IMAGE_QUALITY, mozjpeg: true })
           : image.webp({ quality: IMAGE_QUALITY });
-    return encoded.toBuffer();
+    return (await encoded.toFile(to)).size;
   });
 }

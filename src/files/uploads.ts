@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { invalid } from "../http/errors.ts";
@@ -15,25 +15,29 @@ export interface ReceivedFile extends SubmittedFile {
   id: string;
   /** SHA-256 of the content as sent: an idempotent retry must send the same files. */
   digest: string;
-  /** The content as it will be stored, read from disk when the submission is. */
-  content(): Promise<Buffer>;
+  /**
+   * The content as it will be stored, read from disk when the submission is, in slices of at
+   * most `sliceBytes`: storing a file holds one slice in memory, not the file.
+   */
+  slices(sliceBytes: number): AsyncIterable<Buffer>;
 }
 
 /**
- * The files of one request, kept on disk between their check and the store, so that a request
- * holds one file in memory at a time; removed once the request is answered.
+ * The files of one request, written to a private directory as they arrive and kept there until
+ * they are stored, so that no file is ever held whole in memory; removed once the request is
+ * answered.
  */
 export class UploadSpool {
   private dir: Promise<string> | null = null;
   private disposed = false;
+  private count = 0;
 
-  async write(id: string, content: Buffer): Promise<string> {
-    // A file still being checked when its request was refused must not make a directory anew.
+  /** A new file's path in the directory, made on first use. */
+  async newFile(): Promise<string> {
+    // A file still arriving when its request was refused must not make a directory anew.
     if (this.disposed) throw new Error("the upload was answered already");
     this.dir ??= mkdtemp(path.join(os.tmpdir(), "formdeck-upload-"));
-    const file = path.join(await this.dir, id);
-    await writeFile(file, content, { mode: 0o600 });
-    return file;
+    return path.join(await this.dir, String(++this.count));
   }
 
   async dispose() {
@@ -47,19 +51,18 @@ const unreadable = (field: string) => invalid(field, "image could not be read");
 /**
  * The file as it will be stored: its name cleaned, its type detected from its content (422
  * otherwise), an image's pixel count read from its header (422 past 100 megapixels), and an
- * image whose format the form lists in `imageCompressionType` re-encoded.
+ * image whose format the form lists in `imageCompressionType` re-encoded into a file beside it.
  */
 export async function checkFile(
   arrived: ArrivedFile,
   compress: readonly string[],
-): Promise<{ name: string; type: string; content: Buffer }> {
+): Promise<{ name: string; type: string; path: string; size: number }> {
   const field = arrived.field.slice(0, 1_000);
   const name = cleanFileName(arrived.sentName);
-  const type = await detectFileType(arrived.content, name);
+  const type = await detectFileType(arrived.path, name);
   if (!type) throw invalid(field, "file type not allowed");
-  let content = arrived.content;
   if (RASTER_IMAGES.has(type)) {
-    const pixels = await declaredPixels(content);
+    const pixels = await declaredPixels(arrived.path);
     // The prebuilt image library has no HEVC decoder: a HEIC image is kept as sent, unchecked.
     if (pixels === null && type !== ACCEPTED_TYPES.heic) throw unreadable(field);
     if (pixels !== null && pixels > MAX_IMAGE_PIXELS) {
@@ -67,31 +70,29 @@ export async function checkFile(
     }
     const format = COMPRESSIBLE[type];
     if (format && compress.includes(format)) {
-      content = await reencodeImage(content, format).catch(() => {
+      const encoded = `${arrived.path}.${format}`;
+      const size = await reencodeImage(arrived.path, encoded, format).catch(() => {
         throw unreadable(field);
       });
+      return { name, type, path: encoded, size };
     }
   }
-  return { name, type, content };
+  return { name, type, path: arrived.path, size: arrived.size };
 }
 
-/** Checks the file and writes it to `spool`. */
+/** Checks the file, which stays on disk until its submission is stored. */
 export async function receiveFile(
   arrived: ArrivedFile,
   compress: readonly string[],
-  spool: UploadSpool,
 ): Promise<ReceivedFile> {
-  const digest = createHash("sha256").update(arrived.content).digest("base64url");
   const checked = await checkFile(arrived, compress);
-  const id = newId("file");
-  const stored = await spool.write(id, checked.content);
   return {
-    id,
+    id: newId("file"),
     field: arrived.field,
     name: checked.name,
     type: checked.type,
-    size: checked.content.length,
-    digest,
-    content: () => readFile(stored),
+    size: checked.size,
+    digest: arrived.digest,
+    slices: (sliceBytes) => createReadStream(checked.path, { highWaterMark: sliceBytes }),
   };
 }

@@ -1,4 +1,7 @@
-import type { Readable } from "node:stream";
+import { createHash } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import { type Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { Busboy, type BusboyInstance } from "@fastify/busboy";
 import { AppError, invalid } from "../http/errors.ts";
 import {
@@ -10,11 +13,16 @@ import {
   tooMany,
 } from "./intake-body.ts";
 
-/** A file part as it arrived, whole: its field, the name sent (not yet cleaned) and its bytes. */
+/**
+ * A file part as it arrived: its field, the name sent (not yet cleaned), and where its bytes were
+ * written as they came, with their count and SHA-256 (base64url).
+ */
 export interface ArrivedFile {
   field: string;
   sentName: string;
-  content: Buffer;
+  path: string;
+  size: number;
+  digest: string;
 }
 
 export interface MultipartLimits {
@@ -29,7 +37,9 @@ export interface MultipartLimits {
 export interface FileHandlers<F> {
   /** Before the first file's bytes are read; throws to refuse the request. */
   beforeFirstFile(): void;
-  /** The file, whole; what it resolves to is collected. */
+  /** A new file, private to the request, for the next part's bytes. */
+  newFile(): Promise<string>;
+  /** The file, written; what it resolves to is collected. */
   keep(file: ArrivedFile): Promise<F>;
 }
 
@@ -45,10 +55,10 @@ const fileTooLarge = (field: string, limit: number) =>
 
 /**
  * Reads a multipart body from `source` as it arrives. Fields are collected; each file part is
- * read whole into memory (at most `maxFileBytes`) and handed to `handlers.keep`, and the next
- * file is not read before that resolves: a request holds one file in memory at a time, and the
- * parser, its next file unread, stops reading the body meanwhile. The first refusal stops the
- * reading (the caller drains or closes what is left).
+ * written to a file of its own as it arrives (at most `maxFileBytes`), never held whole in memory,
+ * and handed to `handlers.keep`; the next file is not read before that resolves, and the parser,
+ * its next file unread, stops reading the body meanwhile. The first refusal stops the reading
+ * (the caller drains or closes what is left).
  */
 export function readMultipart<F>(
   source: Readable,
@@ -115,6 +125,9 @@ export function readMultipart<F>(
       if (settled) return;
       settled = true;
       detach();
+      // A part still being written would wait forever for the rest of the body, its file left
+      // open: ending it closes the file.
+      for (const part of fileParts) part.stream.destroy();
       reject(error);
     }
 
@@ -153,27 +166,43 @@ export function readMultipart<F>(
       }
     };
 
-    /** One file part, read whole once the files before it are kept; null for no file. */
-    const readFile = (field: string, stream: FileStream, sentName: string) =>
-      new Promise<Buffer | null>((done, failed) => {
-        const chunks: Buffer[] = [];
-        stream.on("data", (chunk: Buffer) => {
-          // A part without a name is an untouched file input, unless it has content.
-          if (chunks.length === 0 && sentName === "") {
-            try {
-              countFile(field);
-            } catch (error) {
-              failed(error);
-            }
+    /**
+     * One file part, written to its own file once the files before it are kept; null for no
+     * file (a part without a name or content is an untouched file input).
+     */
+    const readFile = async (
+      field: string,
+      stream: FileStream,
+      sentName: string,
+    ): Promise<ArrivedFile | null> => {
+      const path = await handlers.newFile();
+      const hash = createHash("sha256");
+      let size = 0;
+      const counted = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          try {
+            // A part without a name is an untouched file input, unless it has content.
+            if (size === 0 && sentName === "") countFile(field);
+          } catch (error) {
+            done(error as Error);
+            return;
           }
-          chunks.push(chunk);
-        });
-        stream.on("error", () => failed(malformed()));
-        stream.on("end", () => {
-          if (stream.truncated) failed(fileTooLarge(field, limits.maxFileBytes));
-          else done(chunks.length === 0 && sentName === "" ? null : Buffer.concat(chunks));
-        });
+          size += chunk.length;
+          hash.update(chunk);
+          done(null, chunk);
+        },
       });
+      try {
+        await pipeline(stream, counted, createWriteStream(path, { mode: 0o600 }));
+      } catch (error) {
+        if (error instanceof AppError) throw error;
+        if (stream.errored) throw malformed();
+        throw error;
+      }
+      if (stream.truncated) throw fileTooLarge(field, limits.maxFileBytes);
+      if (size === 0 && sentName === "") return null;
+      return { field, sentName, path, size, digest: hash.digest("base64url") };
+    };
 
     parser.on("field", (name, value, _nameTruncated, valueTruncated) => {
       if (settled) return;
@@ -199,8 +228,8 @@ export function readMultipart<F>(
           return;
         }
         try {
-          const content = await readFile(field, stream, sentName);
-          if (content && !settled) kept.push(await handlers.keep({ field, sentName, content }));
+          const arrived = await readFile(field, stream, sentName);
+          if (arrived && !settled) kept.push(await handlers.keep(arrived));
         } catch (error) {
           stream.resume();
           fail(error);

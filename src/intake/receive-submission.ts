@@ -85,7 +85,8 @@ async function readMultipartBody(
         if (!budget.reserve(perFile)) throw uploadsBusy();
         reserved.bytes = perFile;
       },
-      keep: (arrived) => receiveFile(arrived, compress, spool),
+      newFile: () => spool.newFile(),
+      keep: (arrived) => receiveFile(arrived, compress),
     },
   );
 }

@@ -14,6 +14,7 @@ const ALL = [
   "007_submission_files",
   "008_email_records",
   "009_webhooks",
+  "010_file_chunks",
 ];
 
 test("migrations apply once and running them again changes nothing", async () => {
@@ -37,6 +38,7 @@ test("migrations apply once and running them again changes nothing", async () =>
         "server_secrets",
         "submission_count_slots",
         "submission_counts",
+        "submission_file_chunks",
         "submission_files",
         "submissions",
         "webhook_deliveries",

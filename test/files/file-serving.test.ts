@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { parse } from "csv-parse/sync";
 import { FileLinks } from "../../src/files/file-links.ts";
+import { FILE_SLICE_BYTES, fileSlices } from "../../src/files/files.repository.ts";
 import { deleteExpiredSubmissions } from "../../src/submissions/retention.ts";
 import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
 import { newForm, post } from "../intake/intake-fixtures.ts";
@@ -202,4 +203,64 @@ test("records list files with links; NDJSON has them whole, CSV their names", as
   const rows: string[][] = parse(csv.text.replace(/^\uFEFF/, ""));
   assert.deepEqual(rows[0], ["id", "createdAt", "isSpam", "name", "files"]);
   assert.deepEqual(rows[1]?.slice(3), ["Ada", "logo.svg; résumé (final).pdf; pic.png"]);
+});
+
+test("a file over one slice is stored in slices and served back whole, by the API and its link", async () => {
+  const form = await newForm(built.app);
+  // Text of 2.5 MiB whose bytes differ along its length, so that slices out of order would show.
+  const content = Buffer.from(
+    Array.from({ length: 2.5 * 1024 * 16 }, (_, i) => `${String(i).padStart(63, ".")}\n`).join(""),
+  );
+  assert.equal(content.length, 2.5 * FILE_SLICE_BYTES);
+  const res = await post(
+    built.app,
+    form.id,
+    upload([{ name: "notes", file: { name: "notes.txt", content } }]),
+  );
+  assert.equal(res.status, 201, res.text);
+  const record = (await submissionsClient(built.app, form.key).get(form.id, res.body.id)).body;
+  const [file] = record.files;
+  const slices = await built.db.query<{ seq: number; bytes: number }>(
+    `SELECT seq, octet_length(content) AS bytes FROM submission_file_chunks
+      WHERE file_id = $1 ORDER BY seq`,
+    [file.id],
+  );
+  assert.deepEqual(
+    slices,
+    [0, 1, 2].map((seq) => ({
+      seq,
+      bytes: Math.min(FILE_SLICE_BYTES, content.length - seq * FILE_SLICE_BYTES),
+    })),
+  );
+  const byApi = await built.app.inject({
+    url: fileUrl(form.id, record.id, file.id),
+    headers: { "api-key": form.key },
+  });
+  assertServedSafely(byApi, "text/plain");
+  assert.equal(byApi.headers["content-length"], String(content.length));
+  assert.ok(byApi.rawPayload.equals(content));
+  const byLink = await built.app.inject({
+    url: new URL(file.url).pathname + new URL(file.url).search,
+  });
+  assertServedSafely(byLink, "text/plain");
+  assert.ok(byLink.rawPayload.equals(content));
+});
+
+test("a file deleted while it is read ends in an error, never a short body", async () => {
+  const { record } = await submissionWithFiles();
+  const [row] = await built.db.query<{ id: string; size: number }>(
+    "SELECT id, size::float8 AS size FROM submission_files WHERE id = $1",
+    [record.files[2].id],
+  );
+  assert.ok(row);
+  // As if the file were larger than what its first slice holds, then deleted.
+  const slices = fileSlices(built.db, {
+    ...row,
+    name: "pic.png",
+    type: "image/png",
+    size: row.size + 1,
+  });
+  assert.equal((await slices.next()).done, false);
+  await built.db.query("DELETE FROM submission_files WHERE id = $1", [row.id]);
+  await assert.rejects(slices.next(), /gone while it was being read/);
 });

@@ -145,11 +145,12 @@ export interface StoredFileRow {
   size: number;
 }
 
-/** Every stored file of the form's submissions. */
+/** Every stored file of the form's submissions, its size the bytes its slices hold. */
 export function storedFiles(db: Queryable, formId: string) {
   return db.query<StoredFileRow>(
     `SELECT sf.id, sf.submission_id AS "submissionId", sf.name, sf.type,
-            octet_length(sf.content) AS size
+            (SELECT coalesce(sum(octet_length(c.content)), 0)::int
+               FROM submission_file_chunks c WHERE c.file_id = sf.id) AS size
        FROM submission_files sf JOIN submissions s ON s.id = sf.submission_id
       WHERE s.form_id = $1 ORDER BY sf.name`,
     [formId],

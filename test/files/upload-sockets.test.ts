@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
+import { readdirSync, readlinkSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import net from "node:net";
+import { tmpdir } from "node:os";
 import { after, before, test } from "node:test";
 import { sleep } from "../forms/form-fixtures.ts";
 import { buildTestApp, closeTestDatabase } from "../helpers.ts";
@@ -192,4 +194,40 @@ test("20 concurrent 10 MB uploads: each stored or refused 503, the server answer
   const files = await storedFiles(built.db, form.id);
   assert.equal(files.length, stored.length);
   assert.ok(files.every((file) => file.size === 10_000_000));
+});
+
+/** This process's open files in upload directories (Linux: /proc/self/fd). */
+function openUploadFiles(): number {
+  return readdirSync("/proc/self/fd").filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`).includes("formdeck-upload-");
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
+test("bodies that stop mid-file leave no file open and none on disk", {
+  skip: process.platform !== "linux" && "reads /proc/self/fd",
+}, async () => {
+  const form = await newForm(built.app);
+  // Directories an earlier process left (a server killed mid-upload) are not this test's.
+  const uploadDirs = () =>
+    readdirSync(tmpdir()).filter((name) => name.startsWith("formdeck-upload-"));
+  const earlier = new Set(uploadDirs());
+  const body = multipartBytes([
+    { name: "doc", file: { name: "a.txt", content: Buffer.alloc(2_000_000, "a") } },
+  ]);
+  for (let i = 0; i < 3; i++) {
+    const stalled = await send(form.id, body, 1_000_000);
+    await sleep(200);
+    assert.equal(openUploadFiles(), 1, "the file being written is open");
+    stalled.socket.destroy();
+  }
+  for (let wait = 0; wait < 50 && openUploadFiles() > 0; wait++) await sleep(20);
+  assert.equal(openUploadFiles(), 0);
+  assert.deepEqual(
+    uploadDirs().filter((name) => !earlier.has(name)),
+    [],
+  );
 });

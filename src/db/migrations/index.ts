@@ -7,6 +7,7 @@ import { migration as m006 } from "./006_submission_counts.ts";
 import { migration as m007 } from "./007_submission_files.ts";
 import { migration as m008 } from "./008_email_records.ts";
 import { migration as m009 } from "./009_webhooks.ts";
+import { migration as m010 } from "./010_file_chunks.ts";
 import type { Migration } from "./migration.ts";
 
 /** Applied in this order; each name is recorded once applied. New migrations go at the end. */
@@ -20,4 +21,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m007,
   m008,
   m009,
+  m010,
 ];
