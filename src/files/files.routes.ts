@@ -92,6 +92,8 @@ async function sendFile(reply: FastifyReply, db: Queryable, file: StoredFile) {
       if (!first.done) yield first.value;
       yield* slices;
     })(),
+    // One slice waits while another is sent, not sixteen (what an object stream reads ahead).
+    { objectMode: true, highWaterMark: 1 },
   );
   const textual = file.type.startsWith("text/") || file.type === ACCEPTED_TYPES.svg;
   return reply

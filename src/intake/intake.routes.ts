@@ -5,6 +5,7 @@ import { setRateLimitHeaders, tooManyRequests } from "../auth/authenticate.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/database.ts";
 import type { FileLinks } from "../files/file-links.ts";
+import { TaskSlots } from "../files/task-slots.ts";
 import { UploadBudget } from "../files/upload-budget.ts";
 import { FORM_ID } from "../forms/forms.service.ts";
 import type { HostedPages } from "../hosted/hosted-pages.ts";
@@ -57,6 +58,12 @@ const clientOf = (request: FastifyRequest): IntakeClient => ({
   headers: request.headers,
 });
 
+/**
+ * Submissions whose files are written to the store at once; the pool has 10 connections, and the
+ * others stay free for every other request while a burst of uploads is written.
+ */
+const FILE_WRITES_AT_ONCE = 2;
+
 /** The longest an early answer waits for the rest of the body (see drainRequest). */
 const DRAIN_MS = 10_000;
 
@@ -86,7 +93,11 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
       );
     }
   }
-  const uploads = { config, budget: new UploadBudget(config.uploadMaxInFlightBytes) };
+  const uploads = {
+    config,
+    budget: new UploadBudget(config.uploadMaxInFlightBytes),
+    fileWrites: new TaskSlots(FILE_WRITES_AT_ONCE),
+  };
   // An answer given before the body was read waits while the rest of the body is read, up to the
   // largest body the intake takes, so that the client gets it rather than a reset connection.
   const drainBytes = config.uploadMaxTotalBytes + config.submissionBodyLimitBytes;

@@ -3,6 +3,7 @@ import type { FastifyRequest } from "fastify";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/database.ts";
 import type { FileLinks } from "../files/file-links.ts";
+import type { TaskSlots } from "../files/task-slots.ts";
 import type { UploadBudget } from "../files/upload-budget.ts";
 import { type ReceivedFile, receiveFile, UploadSpool } from "../files/uploads.ts";
 import { DEFAULT_SETTINGS } from "../forms/form-defaults.ts";
@@ -42,10 +43,18 @@ const uploadsBusy = () =>
 /** What an idempotent retry must send again for a file: the same field, name and content. */
 const fileFingerprint = (file: ReceivedFile) => [file.field, file.name, file.digest];
 
-/** What the intake needs to take files: the limits, and the budget shared by every request. */
+/**
+ * What the intake needs to take files: the limits, the budget shared by every request, and the
+ * turns of the submissions that store files.
+ */
 export interface UploadRules {
   config: Config;
   budget: UploadBudget;
+  /**
+   * Storing a submission's files holds a connection of the store's pool for as long as their
+   * bytes take to write: a burst of uploads taking turns leaves the pool to other requests.
+   */
+  fileWrites: TaskSlots;
 }
 
 interface ReadBody {
@@ -183,7 +192,7 @@ export async function receiveSubmission(
 async function acceptSubmission(
   db: Database,
   intake: IntakeDependencies,
-  { form, country, client, request, links }: Received,
+  { form, country, client, request, links, uploads }: Received,
   body: ReadBody,
 ): Promise<{ response: StoredResponse; replayed: boolean }> {
   const { fields, pageToken } = withoutPageToken(form, body.fields);
@@ -211,12 +220,15 @@ async function acceptSubmission(
   // Before the transaction: the signing secret may be read from the store, which on the embedded
   // store's one connection would wait for the transaction.
   const linkOf = await links.signer();
-  if (!keyed) {
-    await db.transaction((tx) => storeSubmission(tx, submission, form, intake.events, linkOf));
-    return { response, replayed: false };
-  }
-  return respondOnce(db, keyed, async (tx) => {
-    await storeSubmission(tx, submission, form, intake.events, linkOf);
-    return response;
-  });
+  const store = async () => {
+    if (!keyed) {
+      await db.transaction((tx) => storeSubmission(tx, submission, form, intake.events, linkOf));
+      return { response, replayed: false };
+    }
+    return respondOnce(db, keyed, async (tx) => {
+      await storeSubmission(tx, submission, form, intake.events, linkOf);
+      return response;
+    });
+  };
+  return files.length > 0 ? uploads.fileWrites.run(store) : store();
 }

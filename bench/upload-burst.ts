@@ -1,0 +1,31 @@
+/**
+ * The uploads bench's burst, in a process of its own so that sending 500 MB never stalls the
+ * process that times the other requests: 50 clients post a 10 MB file each to the form at once.
+ * `node bench/upload-burst.ts <origin> <formId>`; prints a line `sending` as it starts, then the
+ * statuses as JSON, {status: count}.
+ */
+const [origin, formId] = process.argv.slice(2);
+const BOUNDARY = "BenchBurst";
+const body = Buffer.concat([
+  Buffer.from(
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\n\r\n`,
+  ),
+  Buffer.alloc(10_000_000, "a"),
+  Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
+]);
+process.stdout.write("sending\n");
+const statuses = await Promise.all(
+  Array.from({ length: 50 }, () =>
+    fetch(`${origin}/f/${formId}`, {
+      method: "POST",
+      headers: { "content-type": `multipart/form-data; boundary=${BOUNDARY}` },
+      body,
+    }).then(async (res) => {
+      await res.arrayBuffer();
+      return res.status;
+    }),
+  ),
+);
+const counts: Record<number, number> = {};
+for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
+process.stdout.write(JSON.stringify(counts));
