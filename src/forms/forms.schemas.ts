@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from "typebox";
+import { Pagination } from "../http/pagination.ts";
 import { FormField, FormFieldInput, MAX_FIELDS } from "./form-field.schema.ts";
 
 /** A string limited to `values`, typed as their union. */
@@ -324,12 +325,7 @@ export const FormList = Type.Object({
       }),
     ),
   }),
-  pagination: Type.Object({
-    totalPages: Type.Integer(),
-    currentPage: Type.Integer(),
-    nextPage: Type.Union([Type.Integer(), Type.Null()]),
-    previousPage: Type.Union([Type.Integer(), Type.Null()]),
-  }),
+  pagination: Pagination,
 });
 
 /** Routes other than the list read no query parameters: any one sent is refused by name. */

@@ -2,6 +2,7 @@ import type { KeyOwner } from "../auth/api-keys.repository.ts";
 import type { Database, Queryable } from "../db/database.ts";
 import { checkFields } from "../fields/field-rules.ts";
 import { formNotFound, invalid } from "../http/errors.ts";
+import { paginationOf } from "../http/pagination.ts";
 import { newId } from "../ids.ts";
 import { autoCloseInstant } from "./auto-close.ts";
 import { nextClosingState } from "./closing.ts";
@@ -273,7 +274,6 @@ export async function listForms(
       `a search lists only its first ${repository.SEARCH_MATCH_CAP} matches, up to page ${Math.ceil(repository.SEARCH_MATCH_CAP / pageSize)} at pageSize ${pageSize}; narrow the search`,
     );
   }
-  const totalPages = Math.ceil(total / pageSize);
   const data: FormListItemRecord[] = rows.map((row) => ({
     ...row,
     imageCompressionType: (row.imageCompressionType ??
@@ -284,11 +284,6 @@ export async function listForms(
   return {
     data,
     meta: capped ? { total, totalCapped: true as const } : { total },
-    pagination: {
-      totalPages,
-      currentPage: page,
-      nextPage: page < totalPages ? page + 1 : null,
-      previousPage: page > 1 ? page - 1 : null,
-    },
+    pagination: paginationOf(total, page, pageSize),
   };
 }

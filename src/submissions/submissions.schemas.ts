@@ -1,5 +1,6 @@
 import { type Static, Type } from "typebox";
 import { MAX_PAGE } from "../forms/forms.schemas.ts";
+import { Pagination } from "../http/pagination.ts";
 
 const Timestamp = Type.String({ format: "date-time", description: "ISO 8601, UTC, milliseconds" });
 const NullableText = (description: string) =>
@@ -120,12 +121,7 @@ export const SubmissionList = Type.Object({
       description: "Spam submissions that the other filters (search, since, until) match",
     }),
   }),
-  pagination: Type.Object({
-    totalPages: Type.Integer(),
-    currentPage: Type.Integer(),
-    nextPage: Type.Union([Type.Integer(), Type.Null()]),
-    previousPage: Type.Union([Type.Integer(), Type.Null()]),
-  }),
+  pagination: Pagination,
 });
 
 export const UpdateSubmissionBody = Type.Object(

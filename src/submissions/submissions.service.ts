@@ -3,6 +3,7 @@ import type { Database, Queryable } from "../db/database.ts";
 import type { FileLinks } from "../files/file-links.ts";
 import { AppError, formNotFound } from "../http/errors.ts";
 import { parseInstant } from "../http/formats.ts";
+import { paginationOf } from "../http/pagination.ts";
 import { changeSubmissionCount } from "./submission-counts.repository.ts";
 import { listSubmissionPage, type SubmissionFilter } from "./submission-list.repository.ts";
 import * as repository from "./submissions.repository.ts";
@@ -95,17 +96,11 @@ export async function listSubmissions(
   const { totals, rows } = await listSubmissionPage(db, filter, pageSize, offset);
   if (!totals) throw formNotFound();
   const total = filter.isSpam ? totals.spam : totals.inbox;
-  const totalPages = Math.ceil(total / pageSize);
   const linkOf = await links.signer();
   return {
     data: rows.map((row) => toSubmissionRecord(row, linkOf)),
     meta: { total, totalInbox: totals.inbox, totalSpam: totals.spam },
-    pagination: {
-      totalPages,
-      currentPage: page,
-      nextPage: page < totalPages ? page + 1 : null,
-      previousPage: page > 1 ? page - 1 : null,
-    },
+    pagination: paginationOf(total, page, pageSize),
   };
 }
 

@@ -1,5 +1,6 @@
 import { type Static, Type } from "typebox";
 import { MAX_PAGE } from "../forms/forms.schemas.ts";
+import { Pagination } from "../http/pagination.ts";
 
 export const WEBHOOK_EVENTS = ["submission.created", "submission.spam"] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
@@ -79,13 +80,6 @@ export const WebhookWithSecret = Type.Object({
       "`whsec_` and the base64 of 32 random bytes: the key of the `webhook-signature` HMAC. " +
       "Returned only here",
   }),
-});
-
-const Pagination = Type.Object({
-  totalPages: Type.Integer(),
-  currentPage: Type.Integer(),
-  nextPage: Type.Union([Type.Integer(), Type.Null()]),
-  previousPage: Type.Union([Type.Integer(), Type.Null()]),
 });
 
 const page = Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }));

@@ -2,6 +2,7 @@ import type { KeyOwner } from "../auth/api-keys.repository.ts";
 import type { Database, Queryable } from "../db/database.ts";
 import { FORM_ID } from "../forms/forms.service.ts";
 import { AppError, formNotFound, invalid } from "../http/errors.ts";
+import { paginationOf } from "../http/pagination.ts";
 import { isPublicAddress, literalAddressOf } from "./address-guard.ts";
 import { newSecret } from "./signing.ts";
 import { newWebhookId, WEBHOOK_ID } from "./webhook-ids.ts";
@@ -110,17 +111,7 @@ export async function listWebhooks(
 
 /** The forms list's shape. */
 export function listPage<T>(data: T[], total: number, page: number, pageSize: number) {
-  const totalPages = Math.ceil(total / pageSize);
-  return {
-    data,
-    meta: { total },
-    pagination: {
-      totalPages,
-      currentPage: page,
-      nextPage: page < totalPages ? page + 1 : null,
-      previousPage: page > 1 ? page - 1 : null,
-    },
-  };
+  return { data, meta: { total }, pagination: paginationOf(total, page, pageSize) };
 }
 
 export async function getWebhook(db: Queryable, owner: KeyOwner, formId: string, id: string) {
