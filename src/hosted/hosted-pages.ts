@@ -5,7 +5,7 @@ import { successLocation } from "../intake/receive-submission.ts";
 import type { CaptchaScriptUrls } from "./captcha-scripts.ts";
 import type { PageState } from "./field-controls.ts";
 import { formPage } from "./form-page.ts";
-import { freshToken } from "./html.ts";
+import { freshToken, PreparedPage } from "./html.ts";
 import { closedPage, errorPage, notFoundPage, plainPage, thanksPage } from "./message-pages.ts";
 import { PageCache } from "./page-cache.ts";
 import { sendHostedPage } from "./page-policy.ts";
@@ -18,14 +18,20 @@ import { type Appearance, appearanceOf } from "./theme.ts";
 export class HostedPages {
   readonly #cache = new PageCache();
   readonly #scripts: CaptchaScriptUrls;
-  readonly #notFound = notFoundPage();
+  readonly #notFound = new PreparedPage(notFoundPage());
 
   constructor(scripts: CaptchaScriptUrls) {
     this.#scripts = scripts;
   }
 
-  #send(reply: FastifyReply, status: number, page: string, appearance: Appearance | null) {
-    return sendHostedPage(reply, status, page, {
+  #send(
+    reply: FastifyReply,
+    status: number,
+    page: PreparedPage | string,
+    appearance: Appearance | null,
+  ) {
+    const prepared = typeof page === "string" ? new PreparedPage(page) : page;
+    return sendHostedPage(reply, status, prepared, {
       nonce: freshToken(),
       token: freshToken(),
       appearance,

@@ -30,9 +30,36 @@ export function renderDocument(root: VNode): string {
   return `<!doctype html>\n${render(root)}`;
 }
 
-/** The page as sent: its nonce and token in place of the marks. */
-export function personalize(page: string, nonce: string, token: string): string {
-  return page.replaceAll(NONCE_MARK, nonce).replaceAll(TOKEN_MARK, token);
+const MARKS = new RegExp(`(${NONCE_MARK}|${TOKEN_MARK})`);
+
+/**
+ * A rendered page as bytes, cut at its marks: a response joins the parts around its own nonce and
+ * token, with no text to encode per response (encoding the page's text took a sixth of the time
+ * of serving it).
+ */
+export class PreparedPage {
+  /** The bytes between the marks: one more than the marks. */
+  readonly #parts: Buffer[];
+  readonly #marks: string[];
+
+  constructor(page: string) {
+    const pieces = page.split(MARKS);
+    this.#parts = pieces.filter((_, i) => i % 2 === 0).map((text) => Buffer.from(text));
+    this.#marks = pieces.filter((_, i) => i % 2 === 1);
+  }
+
+  /** The page as sent: its nonce and token in place of the marks. */
+  bytes(nonce: string, token: string): Buffer {
+    const values = new Map([
+      [NONCE_MARK, Buffer.from(nonce)],
+      [TOKEN_MARK, Buffer.from(token)],
+    ]);
+    const chunks = [this.#parts[0] as Buffer];
+    this.#marks.forEach((mark, i) => {
+      chunks.push(values.get(mark) as Buffer, this.#parts[i + 1] as Buffer);
+    });
+    return Buffer.concat(chunks);
+  }
 }
 
 /** A fresh unguessable value: a nonce or a page view's token. */

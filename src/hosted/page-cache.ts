@@ -1,16 +1,18 @@
+import { PreparedPage } from "./html.ts";
+
 /**
  * Rendered pages, kept per form and version (its updatedAt): a page is rendered once per change of
  * its form, not per request. Bounded: past `capacity`, the entry used least recently goes.
  */
 export class PageCache {
-  readonly #entries = new Map<string, { version: number; page: string }>();
+  readonly #entries = new Map<string, { version: number; page: PreparedPage }>();
   readonly #capacity: number;
 
   constructor(capacity = 2_000) {
     this.#capacity = capacity;
   }
 
-  get(key: string, version: Date, render: () => string): string {
+  get(key: string, version: Date, render: () => string): PreparedPage {
     const entry = this.#entries.get(key);
     if (entry && entry.version === version.getTime()) {
       // Re-inserted: Map keeps insertion order, so the first key is the least recently used.
@@ -18,7 +20,7 @@ export class PageCache {
       this.#entries.set(key, entry);
       return entry.page;
     }
-    const page = render();
+    const page = new PreparedPage(render());
     this.#entries.delete(key);
     this.#entries.set(key, { version: version.getTime(), page });
     if (this.#entries.size > this.#capacity) {

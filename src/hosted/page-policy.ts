@@ -2,7 +2,7 @@ import type { FastifyReply } from "fastify";
 import type { CaptchaScriptUrls } from "./captcha-scripts.ts";
 import { captchaOrigin } from "./captcha-widget.ts";
 import { captchaOf } from "./form-page.ts";
-import { personalize } from "./html.ts";
+import type { PreparedPage } from "./html.ts";
 import { type Appearance, safeUrl } from "./theme.ts";
 
 const originOf = (url: string | null) => (url ? new URL(url).origin : null);
@@ -78,7 +78,7 @@ export interface PageOptions {
 export function sendHostedPage(
   reply: FastifyReply,
   status: number,
-  page: string,
+  page: PreparedPage,
   options: PageOptions,
 ) {
   return reply
@@ -90,5 +90,5 @@ export function sendHostedPage(
     )
     .header("Cache-Control", "no-store")
     .header("Referrer-Policy", "strict-origin-when-cross-origin")
-    .send(personalize(page, options.nonce, options.token));
+    .send(page.bytes(options.nonce, options.token));
 }
