@@ -45,7 +45,12 @@ export function measurementsTable(measurements: readonly Measurement[]): Table {
       (a.forms ?? 0) - (b.forms ?? 0) ||
       SERVER_ORDER.indexOf(a.server) - SERVER_ORDER.indexOf(b.server),
   );
-  const runtimeLimit = measurements.find((m) => m.server === "runtime limit")?.summary;
+  // The runtime limit that answered the same scenario's bytes, else the list's.
+  const runtimeLimitOf = (scenario: string) =>
+    (
+      measurements.find((m) => m.server === "runtime limit" && m.scenario === scenario) ??
+      measurements.find((m) => m.server === "runtime limit")
+    )?.summary;
   const rows = sorted.map((m) => {
     const { requestsPerSecond: rps, latencyMs, non2xx, errors } = m.summary;
     const isFormdeck = m.server.startsWith("formdeck");
@@ -64,7 +69,7 @@ export function measurementsTable(measurements: readonly Measurement[]): Table {
       String(non2xx),
       String(errors),
       ratio(rps, minimal?.requestsPerSecond),
-      isFormdeck ? ratio(rps, runtimeLimit?.requestsPerSecond) : "",
+      isFormdeck ? ratio(rps, runtimeLimitOf(m.scenario)?.requestsPerSecond) : "",
     ];
   });
   return {

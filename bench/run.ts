@@ -1,8 +1,10 @@
 // `npm run bench`: seeds the bench database, measures formdeck beside its baselines, checks the
 // targets and writes the report. See docs/performance.md for what is measured and why.
 import { type BenchReport, writeReport } from "./bench-report.ts";
+import { evaluateHostedTargets } from "./hosted-targets.ts";
 import { machineInfo } from "./machine-info.ts";
 import { measureOnEmbeddedStore } from "./measure-embedded.ts";
+import { measureHostedPage } from "./measure-hosted.ts";
 import { measureOnPostgres } from "./measure-postgres.ts";
 import { measureSubmissions } from "./measure-submissions.ts";
 import { createMeasurer } from "./measurement.ts";
@@ -31,6 +33,7 @@ async function bench(options: BenchOptions): Promise<boolean> {
     machine = await machineInfo(store.db);
     postgres = await measureOnPostgres(store, measurer, log);
     submissions = await measureSubmissions(store, options, measurer, log);
+    await measureHostedPage(store, measurer, log);
   } finally {
     await store.close();
   }
@@ -44,6 +47,7 @@ async function bench(options: BenchOptions): Promise<boolean> {
       embeddedRestartMb: embedded?.restartMb ?? null,
     }),
     ...evaluateSubmissionTargets(measurements, submissions, options.submissions),
+    ...evaluateHostedTargets(measurements),
   ];
   const report: BenchReport = {
     startedAt,
