@@ -1,14 +1,14 @@
 import type { Queryable } from "../db/database.ts";
-import { deleteExpiredBatch, formsWithExpiredSubmissions } from "./retention.repository.ts";
+import { deleteExpiredBatch, scanForExpiredSubmissions } from "./retention.repository.ts";
 
 export interface RetentionOptions {
   /** Rows per DELETE statement, each its own transaction. */
   batchSize?: number;
+  /** Forms looked at per statement of the scan. */
+  formsPerScan?: number;
   /** Asked between batches: a pass stops early when the process shuts down. */
   stopping?: () => boolean;
 }
-
-const FORMS_PER_QUERY = 100;
 
 /**
  * One retention pass: deletes the submissions older than their form's storage duration, and
@@ -18,12 +18,13 @@ const FORMS_PER_QUERY = 100;
 export async function deleteExpiredSubmissions(
   db: Queryable,
   now: Date,
-  { batchSize = 1_000, stopping = () => false }: RetentionOptions = {},
+  { batchSize = 1_000, formsPerScan = 1_000, stopping = () => false }: RetentionOptions = {},
 ): Promise<number> {
   let deleted = 0;
   let afterId = "";
   for (;;) {
-    const formIds = await formsWithExpiredSubmissions(db, now, afterId, FORMS_PER_QUERY);
+    const scanned = await scanForExpiredSubmissions(db, now, afterId, formsPerScan);
+    const formIds = scanned.filter((form) => form.expired).map((form) => form.id);
     for (const formId of formIds) {
       for (const isSpam of [true, false]) {
         let removed: number;
@@ -34,8 +35,8 @@ export async function deleteExpiredSubmissions(
         } while (removed === batchSize);
       }
     }
-    const last = formIds.at(-1);
-    if (!last || formIds.length < FORMS_PER_QUERY) return deleted;
-    afterId = last;
+    const last = scanned.at(-1);
+    if (!last || scanned.length < formsPerScan) return deleted;
+    afterId = last.id;
   }
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { scanForExpiredSubmissions } from "../../src/submissions/retention.repository.ts";
 import { deleteExpiredSubmissions } from "../../src/submissions/retention.ts";
 import { startRetentionSweep } from "../../src/submissions/retention-sweep.ts";
 import { client, sleep } from "../forms/form-fixtures.ts";
@@ -131,4 +132,25 @@ test("the background pass runs at start and stops when asked", async () => {
   }
   await sweep.stop();
   assert.deepEqual(await storedIds(built.db, form.id), []);
+});
+
+test("a scan looks at a window of forms, expired or not; a pass walks every window", async () => {
+  const now = new Date();
+  const { form: expired } = await formWith("30");
+  const { form: fresh } = await formWith("30");
+  const [old] = await seedSubmissions(built.db, expired, [{ createdAt: daysAgo(45, now) }]);
+  const [recent] = await seedSubmissions(built.db, fresh, [{ createdAt: daysAgo(5, now) }]);
+  const [counted] = await built.db.query<{ forms: number }>(
+    "SELECT count(*)::int AS forms FROM forms",
+  );
+  const forms = counted?.forms ?? 0;
+  const scanned = await scanForExpiredSubmissions(built.db, now, "", forms);
+  assert.equal(scanned.length, forms, "every form in the window, whatever it holds");
+  assert.equal(scanned.find((row) => row.id === expired.id)?.expired, true);
+  assert.equal(scanned.find((row) => row.id === fresh.id)?.expired, false);
+  // A window of a fifth of the forms: the pass takes about five scans to reach them all.
+  await deleteExpiredSubmissions(built.db, now, { formsPerScan: Math.ceil(forms / 5) });
+  assert.deepEqual(await storedIds(built.db, expired.id), []);
+  assert.deepEqual(await storedIds(built.db, fresh.id), [recent?.id]);
+  assert.ok(old);
 });
