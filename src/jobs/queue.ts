@@ -4,9 +4,11 @@ import type { Database, Queryable } from "../db/database.ts";
 
 /**
  * How long a job may go without its worker's heartbeat before it counts as interrupted (a
- * crashed or killed process): it then runs again. With the supervisor's pass every
- * SUPERVISE_SECONDS, interrupted work runs again within 10 + 15 s plus a poll, under the 60 s
- * that notifications.md allows.
+ * crashed or killed process): it then runs again. The supervisor's pass every SUPERVISE_SECONDS
+ * looks at each queue's heartbeats at most every SUPERVISE_SECONDS too (pg-boss's monitor
+ * interval, 60 s unless set, which made a kill -9 take 55 to 71 s to recover), so interrupted
+ * work runs again within 10 + 15 s, its retry's 5 s and a poll: under the 60 s that
+ * notifications.md allows.
  */
 const HEARTBEAT_SECONDS = 10;
 const SUPERVISE_SECONDS = 15;
@@ -97,6 +99,7 @@ export async function startJobQueue(options: JobQueueOptions): Promise<JobQueue>
       : { db: embeddedConnection(db), backend: "pglite" as const }),
     useListenNotify: true,
     superviseIntervalSeconds: SUPERVISE_SECONDS,
+    monitorIntervalSeconds: SUPERVISE_SECONDS,
     // Not one of formdeck's concerns: the registry of instances and persisted statistics.
     registerInstance: false,
     persistWarnings: false,
