@@ -4,27 +4,13 @@
  * `node bench/upload-burst.ts <origin> <formId>`; prints a line `sending` as it starts, then the
  * statuses as JSON, {status: count}.
  */
+import { multipartFile, postUpload } from "./upload-requests.ts";
+
 const [origin, formId] = process.argv.slice(2);
-const BOUNDARY = "BenchBurst";
-const body = Buffer.concat([
-  Buffer.from(
-    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\n\r\n`,
-  ),
-  Buffer.alloc(10_000_000, "a"),
-  Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
-]);
+const body = multipartFile("big.txt", Buffer.alloc(10_000_000, "a"));
 process.stdout.write("sending\n");
 const statuses = await Promise.all(
-  Array.from({ length: 50 }, () =>
-    fetch(`${origin}/f/${formId}`, {
-      method: "POST",
-      headers: { "content-type": `multipart/form-data; boundary=${BOUNDARY}` },
-      body,
-    }).then(async (res) => {
-      await res.arrayBuffer();
-      return res.status;
-    }),
-  ),
+  Array.from({ length: 50 }, () => postUpload(origin as string, formId as string, body)),
 );
 const counts: Record<number, number> = {};
 for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;

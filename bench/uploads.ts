@@ -13,16 +13,7 @@ import { openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrations.ts";
 import { DEFAULT_BENCH_DATABASE_URL, ensureDatabaseExists } from "./bench-database.ts";
 import { peakRssMb, startFormdeck, startServer } from "./servers.ts";
-
-const BOUNDARY = "BenchBoundary";
-const multipart = (name: string, content: Buffer) =>
-  Buffer.concat([
-    Buffer.from(
-      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\n\r\n`,
-    ),
-    content,
-    Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
-  ]);
+import { multipartFile, postUpload } from "./upload-requests.ts";
 
 const percentile = (values: number[], p: number) =>
   [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))] ??
@@ -58,15 +49,6 @@ const created = await fetch(`${base}/api/v1/forms`, {
   body: JSON.stringify({ name: "uploads", imageCompressionType: ["png"] }),
 });
 const formId = ((await created.json()) as { id: string }).id;
-const post = (body: Buffer) =>
-  fetch(`${base}/f/${formId}`, {
-    method: "POST",
-    headers: { "content-type": `multipart/form-data; boundary=${BOUNDARY}` },
-    body,
-  }).then(async (res) => {
-    await res.arrayBuffer();
-    return res.status;
-  });
 const listForms = () =>
   fetch(`${base}/api/v1/forms`, { headers: { "api-key": key } }).then((res) => res.arrayBuffer());
 
@@ -120,8 +102,8 @@ const png = await sharp({
 })
   .png()
   .toBuffer();
-const pngBody = multipart("photo.png", png);
-const intake = await load(200, 20, () => post(pngBody));
+const pngBody = multipartFile("photo.png", png);
+const intake = await load(200, 20, () => postUpload(base, formId, pngBody));
 rows.push([
   `PNG of ${megabytes(png.length)} re-encoded, 20 connections`,
   `${(200 / intake.seconds).toFixed(1)} uploads/s, p99 ${percentile(intake.times, 0.99).toFixed(0)} ms; server peak RSS ${(await peakRssMb(server)).toFixed(0)} MB`,
