@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { App, Body } from "../forms/form-fixtures.ts";
+import { createTenant, testDatabase } from "../helpers.ts";
 
 export const FORMS = "/api/v1/forms";
 export const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
@@ -49,4 +50,20 @@ export const unprocessable = (message: string) => ({
 export function withoutSecret(created: Body): Body {
   const { secret: _secret, ...record } = created;
   return record;
+}
+
+/** A new organization's API with its full key, and `read` with its read key. */
+export async function tenantApiOf(app: App) {
+  const tenant = await createTenant();
+  return { ...apiOf(app, tenant.fullKey), read: apiOf(app, tenant.readKey) };
+}
+
+/** The form's webhooks as stored, secrets included, oldest first. */
+export async function storedWebhooks(formId: string) {
+  return (await testDatabase()).query<Record<string, unknown>>(
+    `SELECT url, description, events, enabled, secret, previous_secret AS "previousSecret",
+            previous_secret_expires_at AS "previousSecretExpiresAt"
+       FROM webhooks WHERE form_id = $1 ORDER BY created_at, id`,
+    [formId],
+  );
 }

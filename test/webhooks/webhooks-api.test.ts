@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { buildTestApp, closeTestDatabase, createTenant, testDatabase } from "../helpers.ts";
+import { buildTestApp, closeTestDatabase } from "../helpers.ts";
 import {
-  apiOf,
   FORMS,
   SECRET,
+  storedWebhooks,
   TIMESTAMP,
+  tenantApiOf,
   unprocessable,
   withoutSecret,
 } from "./webhook-fixtures.ts";
@@ -21,19 +22,7 @@ after(async () => {
   await closeTestDatabase();
 });
 
-async function tenantApi() {
-  const tenant = await createTenant();
-  return { ...apiOf(testApp.app, tenant.fullKey), read: apiOf(testApp.app, tenant.readKey) };
-}
-
-async function storedWebhooks(formId: string) {
-  return (await testDatabase()).query<Record<string, unknown>>(
-    `SELECT url, description, events, enabled, secret, previous_secret AS "previousSecret",
-            previous_secret_expires_at AS "previousSecretExpiresAt"
-       FROM webhooks WHERE form_id = $1 ORDER BY created_at, id`,
-    [formId],
-  );
-}
+const tenantApi = () => tenantApiOf(testApp.app);
 
 describe("webhooks: create, read, list", () => {
   test("create with defaults answers 201 with the record and its secret, stored as answered", async () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { buildTestApp, closeTestDatabase, createTenant, testDatabase } from "../helpers.ts";
-import { apiOf, unprocessable } from "./webhook-fixtures.ts";
+import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
+import { apiOf, storedWebhooks, tenantApiOf, unprocessable } from "./webhook-fixtures.ts";
 
 type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
 let testApp: TestApp;
@@ -14,19 +14,7 @@ after(async () => {
   await closeTestDatabase();
 });
 
-async function tenantApi() {
-  const tenant = await createTenant();
-  return { ...apiOf(testApp.app, tenant.fullKey), read: apiOf(testApp.app, tenant.readKey) };
-}
-
-async function storedWebhooks(formId: string) {
-  return (await testDatabase()).query<Record<string, unknown>>(
-    `SELECT url, description, events, enabled, secret, previous_secret AS "previousSecret",
-            previous_secret_expires_at AS "previousSecretExpiresAt"
-       FROM webhooks WHERE form_id = $1 ORDER BY created_at, id`,
-    [formId],
-  );
-}
+const tenantApi = () => tenantApiOf(testApp.app);
 
 describe("webhooks: validation", () => {
   test("each invalid member is refused by name, and nothing is stored", async () => {
