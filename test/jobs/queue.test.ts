@@ -17,7 +17,8 @@ after(closeTestDatabase);
 /** A queue of its own, so that no other test's worker takes its jobs. */
 const queueName = () => `test-${randomUUID()}`;
 
-test("a job enqueued in a transaction that rolls back never exists; one committed runs once", async () => {
+/** A job queue on the test store with one queue of its own. */
+async function newQueue() {
   const db = await testDatabase();
   const name = queueName();
   const queue = await startJobQueue({
@@ -26,6 +27,11 @@ test("a job enqueued in a transaction that rolls back never exists; one committe
     databaseUrl: process.env.DATABASE_URL ?? null,
     queues: [name],
   });
+  return { db, name, queue };
+}
+
+test("a job enqueued in a transaction that rolls back never exists; one committed runs once", async () => {
+  const { db, name, queue } = await newQueue();
   try {
     const ran: string[] = [];
     const done = Promise.withResolvers<void>();
@@ -51,14 +57,7 @@ test("a job enqueued in a transaction that rolls back never exists; one committe
 });
 
 test("a job whose startAfter lies ahead waits for it", async () => {
-  const db = await testDatabase();
-  const name = queueName();
-  const queue = await startJobQueue({
-    db,
-    log: silentLog,
-    databaseUrl: process.env.DATABASE_URL ?? null,
-    queues: [name],
-  });
+  const { db, name, queue } = await newQueue();
   try {
     const enqueuedAt = Date.now();
     const ranAt = Promise.withResolvers<number>();
@@ -74,14 +73,7 @@ test("a job whose startAfter lies ahead waits for it", async () => {
 });
 
 test("stop waits for the jobs running: a handler in progress finishes", async () => {
-  const db = await testDatabase();
-  const name = queueName();
-  const queue = await startJobQueue({
-    db,
-    log: silentLog,
-    databaseUrl: process.env.DATABASE_URL ?? null,
-    queues: [name],
-  });
+  const { db, name, queue } = await newQueue();
   const started = Promise.withResolvers<void>();
   let finished = false;
   await queue.work(name, async () => {
