@@ -90,6 +90,13 @@ export async function findFile(db: Queryable, fileId: string): Promise<StoredFil
   return rows[0] ?? null;
 }
 
+/** The file was deleted while it was being read. */
+export class FileGone extends Error {
+  constructor(fileId: string) {
+    super(`file ${fileId}: gone while it was being read`);
+  }
+}
+
 /**
  * The file's bytes, a slice at a time, in order. A file deleted while it is read ends in an
  * error rather than a short body.
@@ -102,7 +109,7 @@ export async function* fileSlices(db: Queryable, file: StoredFile): AsyncGenerat
         WHERE file_id = $1 AND seq = $2`,
       [file.id, seq],
     );
-    if (!row) throw new Error(`file ${file.id}: gone while it was being read`);
+    if (!row) throw new FileGone(file.id);
     const slice = Buffer.from(row.content, "base64");
     read += slice.length;
     yield slice;

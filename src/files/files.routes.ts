@@ -10,7 +10,13 @@ import { submissionNotFound } from "../submissions/submissions.service.ts";
 import { attachmentDisposition } from "./content-disposition.ts";
 import type { FileLinks } from "./file-links.ts";
 import { ACCEPTED_TYPES } from "./file-types.ts";
-import { fileSlices, findFile, findSubmissionFile, type StoredFile } from "./files.repository.ts";
+import {
+  FileGone,
+  fileSlices,
+  findFile,
+  findSubmissionFile,
+  type StoredFile,
+} from "./files.repository.ts";
 
 const FORM_ID = /^form_[A-Za-z0-9_-]{22}$/;
 const SUBMISSION_ID = /^sub_[A-Za-z0-9_-]{22}$/;
@@ -86,7 +92,10 @@ const LinkQuery = Type.Object(
  */
 async function sendFile(reply: FastifyReply, db: Queryable, file: StoredFile) {
   const slices = fileSlices(db, file);
-  const first = await slices.next();
+  // Deleted between its lookup and its first slice: as missing as if it had gone before.
+  const first = await slices.next().catch((error: unknown) => {
+    throw error instanceof FileGone ? fileNotFound() : error;
+  });
   const body = Readable.from(
     (async function* () {
       if (!first.done) yield first.value;

@@ -264,3 +264,16 @@ test("a file deleted while it is read ends in an error, never a short body", asy
   await built.db.query("DELETE FROM submission_files WHERE id = $1", [row.id]);
   await assert.rejects(slices.next(), /gone while it was being read/);
 });
+
+test("a file whose contents go between its lookup and its first slice answers 404, not 500", async () => {
+  const { form, record } = await submissionWithFiles();
+  const file = record.files[2];
+  // As if the file were deleted right after its row was read: its slices are gone.
+  await built.db.query("DELETE FROM submission_file_chunks WHERE file_id = $1", [file.id]);
+  const res = await built.app.inject({
+    url: fileUrl(form.id, record.id, file.id),
+    headers: { "api-key": form.key },
+  });
+  assert.equal(res.statusCode, 404);
+  assert.deepEqual(res.json(), { error: { code: "not_found", message: "file: not found" } });
+});
