@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaCompiler } from "fastify";
+import type { FastifyError, FastifyReply, FastifySchemaCompiler } from "fastify";
 import { Type } from "typebox";
-import { setRateLimitHeaders, tooManyRequests } from "../auth/authenticate.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/database.ts";
 import type { FileLinks } from "../files/file-links.ts";
@@ -22,9 +21,10 @@ import type { CaptchaVerifier } from "./captcha.ts";
 import type { CountryResolver } from "./country.ts";
 import { findIntakeForm, type IntakeForm } from "./intake.repository.ts";
 import { Accepted, FormIdParams, preflight, SubmissionBody, submit } from "./intake.schemas.ts";
-import { admitForm, type IntakeClient, loadForm } from "./intake.service.ts";
+import { clientOf, createAdmission, isMultipart } from "./intake-admission.ts";
 import { INTAKE_MEDIA_TYPES } from "./intake-body.ts";
 import { errorPageFor } from "./intake-errors.ts";
+import { IntakeFormCache } from "./intake-form-cache.ts";
 import { drainRequest } from "./lingering-close.ts";
 import { receiveSubmission } from "./receive-submission.ts";
 
@@ -38,25 +38,10 @@ export interface IntakeDependencies {
   events: SubmissionEvents;
 }
 
-declare module "fastify" {
-  interface FastifyRequest {
-    /** The form posted to, once found: its rules decide CORS and the closed page. */
-    intakeForm: IntakeForm | null;
-    /** The client's country, once checks 2 to 5 passed. */
-    intakeCountry: string | null;
-  }
-}
-
 // The body arrives as bytes and is read by the handler, which knows the form's rules; the schema
 // documents it. Params and headers are checked as everywhere else.
 const intakeValidator: FastifySchemaCompiler<Record<string, unknown>> = (route) =>
   route.httpPart === "body" ? (data) => ({ value: data }) : validatorCompiler(route);
-
-const clientOf = (request: FastifyRequest): IntakeClient => ({
-  ip: request.ip,
-  host: request.host,
-  headers: request.headers,
-});
 
 /**
  * Submissions whose files are written to the store at once; the pool has 10 connections, and the
@@ -103,6 +88,7 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
   const drainBytes = config.uploadMaxTotalBytes + config.submissionBodyLimitBytes;
   app.decorateRequest("intakeForm", null);
   app.decorateRequest("intakeCountry", null);
+  app.decorateRequest("intakeFormKept", false);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     let known: AppError;
@@ -151,24 +137,13 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
     }
   });
 
-  /** Checks 1 to 5, before the body is read: a refused request never has its body parsed. */
-  async function admit(request: FastifyRequest, reply: FastifyReply) {
-    const { formId } = request.params as { formId: string };
-    // An id that cannot be ours shares one bucket per address rather than making keys of any size.
-    const bucket = `intake:${request.ip}:${FORM_ID.test(formId) ? formId : "-"}`;
-    const decision = await intake.limiter.consume(bucket, config.intakeRateLimitMax);
-    if (!decision.allowed) throw tooManyRequests(reply, decision);
-    setRateLimitHeaders(reply, decision);
-    const now = new Date();
-    request.intakeForm = await loadForm(db, formId, now);
-    request.intakeCountry = admitForm(request.intakeForm, clientOf(request), intake.countries, now);
-  }
+  const admission = createAdmission(db, config, intake, new IntakeFormCache());
 
   app.post(
     "/f/:formId",
     {
       bodyLimit: config.submissionBodyLimitBytes,
-      onRequest: admit,
+      onRequest: admission.admit,
       validatorCompiler: intakeValidator,
       schema: {
         ...submit.schema,
@@ -204,15 +179,24 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const form = request.intakeForm as IntakeForm;
-      const { response, replayed } = await receiveSubmission(db, intake, {
-        form,
-        country: request.intakeCountry,
-        client: clientOf(request),
-        request,
-        uploads,
-        links,
-      });
+      const receive = (oneStatement: boolean) =>
+        receiveSubmission(db, intake, {
+          form: request.intakeForm as IntakeForm,
+          country: request.intakeCountry,
+          client: clientOf(request),
+          request,
+          uploads,
+          links,
+          oneStatement,
+        });
+      let received: Awaited<ReturnType<typeof receive>>;
+      try {
+        received = await receive(!isMultipart(request));
+      } catch (error) {
+        if (!(await admission.checkAnew(request, error))) throw error;
+        received = await receive(false);
+      }
+      const { response, replayed } = received;
       const untyped = reply as FastifyReply;
       if (replayed) untyped.header(REPLAYED_HEADER, "true");
       if (response.status === 303) {

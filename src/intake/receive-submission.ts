@@ -33,6 +33,7 @@ import {
 } from "./intake-body.ts";
 import { readMultipart } from "./multipart-body.ts";
 import { prefersHtml } from "./negotiation.ts";
+import { needsOnlyItsRow, storeInOneStatement } from "./one-statement-intake.ts";
 
 const uploadsBusy = () =>
   new AppError(
@@ -166,6 +167,8 @@ export interface Received {
   request: FastifyRequest;
   uploads: UploadRules;
   links: FileLinks;
+  /** Whether the submission may be stored by one statement (see one-statement-intake.ts). */
+  oneStatement: boolean;
 }
 
 /**
@@ -192,7 +195,7 @@ export async function receiveSubmission(
 async function acceptSubmission(
   db: Database,
   intake: IntakeDependencies,
-  { form, country, client, request, links, uploads }: Received,
+  { form, country, client, request, links, uploads, oneStatement }: Received,
   body: ReadBody,
 ): Promise<{ response: StoredResponse; replayed: boolean }> {
   const { fields, pageToken } = withoutPageToken(form, body.fields);
@@ -217,6 +220,10 @@ async function acceptSubmission(
   const hosted = checkAnswers(form, fields, files);
   const submission = buildSubmission(form, fields, captcha, client, country, new Date(), hosted);
   const response = acceptedResponse(form, submission.id, prefersHtml(request));
+  if (oneStatement && !keyed && files.length === 0 && needsOnlyItsRow(form, submission.createdAt)) {
+    await storeInOneStatement(db, submission, form);
+    return { response, replayed: false };
+  }
   // Before the transaction: the signing secret may be read from the store, which on the embedded
   // store's one connection would wait for the transaction.
   const linkOf = await links.signer();

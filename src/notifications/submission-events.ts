@@ -4,7 +4,7 @@ import type { JobQueue } from "../jobs/queue.ts";
 import type { SubmissionRecord } from "../submissions/submissions.schemas.ts";
 import { enqueueSubmissionEvent } from "../webhooks/webhook-events.ts";
 import { deliveryQueueOn } from "../webhooks/webhook-worker.ts";
-import { type EmailSettings, enqueueEmails } from "./email/enqueue-emails.ts";
+import { type EmailSettings, enqueueEmails, mayEmail } from "./email/enqueue-emails.ts";
 
 /** What an accepted submission tells its notifications. */
 export interface SubmissionEvent {
@@ -21,6 +21,10 @@ export interface SubmissionEvents {
    */
   enqueueSubmissionEvents(tx: Queryable, event: SubmissionEvent): Promise<void>;
 }
+
+/** Whether a submission to the form may cause an email or a webhook delivery. */
+export const mayNotify = (form: Pick<IntakeForm, "plan" | "settings">) =>
+  form.settings.webhookEnabled === true || mayEmail(form);
 
 export function createSubmissionEvents(queue: JobQueue, email: EmailSettings): SubmissionEvents {
   const deliveries = deliveryQueueOn(queue);

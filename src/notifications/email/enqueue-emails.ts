@@ -1,5 +1,5 @@
 import type { Queryable } from "../../db/database.ts";
-import { DEFAULT_SETTINGS } from "../../forms/form-defaults.ts";
+import { DEFAULT_SETTINGS, type FormSettings } from "../../forms/form-defaults.ts";
 import { newId } from "../../ids.ts";
 import type { JobQueue } from "../../jobs/queue.ts";
 import { EMAIL_QUEUE } from "../queues.ts";
@@ -73,6 +73,21 @@ async function recordEmail(
     await queue.enqueue(tx, EMAIL_QUEUE, { emailId: id, attempt: 0 } satisfies EmailJob);
 }
 
+type EmailRules = Pick<FormSettings, "sendEmailNotifications" | "emailsToNotify">;
+type AutoresponseRules = Pick<FormSettings, "sendRespondentEmailNotifications">;
+
+const notifiesOwner = (settings: EmailRules) =>
+  settings.sendEmailNotifications && settings.emailsToNotify.length > 0;
+
+const mayAutorespond = (plan: "free" | "paid", settings: AutoresponseRules) =>
+  plan === "paid" && settings.sendRespondentEmailNotifications;
+
+/** Whether a submission to the form may cause an email (the autoresponse needs an address too). */
+export function mayEmail(form: Pick<SubmissionEvent["form"], "plan" | "settings">): boolean {
+  const settings = { ...DEFAULT_SETTINGS, ...form.settings };
+  return notifiesOwner(settings) || mayAutorespond(form.plan, settings);
+}
+
 /** The owner notification and the autoresponse an accepted, non-spam submission causes. */
 export async function enqueueEmails(
   tx: Queryable,
@@ -84,7 +99,7 @@ export async function enqueueEmails(
   const formSettings = { ...DEFAULT_SETTINGS, ...form.settings };
   const from = parseMailFrom(settings.mailFrom);
   const respondent = respondentAddress(submission.answers, formSettings.fields);
-  if (formSettings.sendEmailNotifications && formSettings.emailsToNotify.length > 0) {
+  if (notifiesOwner(formSettings)) {
     const subject = ownerSubject(form.name);
     const bodies = ownerBodies({
       formName: form.name,
@@ -99,7 +114,7 @@ export async function enqueueEmails(
       message: { from, to, replyTo: respondent, subject, ...bodies },
     });
   }
-  if (form.plan === "paid" && formSettings.sendRespondentEmailNotifications && respondent) {
+  if (mayAutorespond(form.plan, formSettings) && respondent) {
     // An empty subject would read as spam to most mail filters: the form's name stands in.
     const subject = formSettings.respondentEmailSubject || form.name;
     await lockAutoresponses(tx, form.id, respondent);
