@@ -1,5 +1,4 @@
 import type { Queryable } from "../db/database.ts";
-import { fileEntries } from "../files/files.repository.ts";
 import type { ReceivedFile } from "../files/uploads.ts";
 import type { FormSettings } from "../forms/form-defaults.ts";
 import { READS_CLOSED } from "../forms/forms.repository.ts";
@@ -80,25 +79,4 @@ export interface NewSubmission {
     referrer: string | null;
   };
   createdAt: Date;
-}
-
-export async function insertSubmission(db: Queryable, submission: NewSubmission): Promise<void> {
-  await db.query(
-    `INSERT INTO submissions (id, form_id, organization_id, is_spam, spam_reason, answers,
-       search_text, meta, created_at, updated_at, files)
-     VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7, $8::text::jsonb, $9, $9, $10::text::jsonb)`,
-    [
-      submission.id,
-      submission.formId,
-      submission.organizationId,
-      submission.isSpam,
-      submission.spamReason,
-      // Sent as JSON text: a bare array parameter would be read as a PostgreSQL array.
-      JSON.stringify(submission.answers),
-      submission.searchText,
-      JSON.stringify(submission.meta),
-      submission.createdAt,
-      JSON.stringify(fileEntries(submission.files)),
-    ],
-  );
 }

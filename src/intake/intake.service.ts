@@ -10,7 +10,6 @@ import { AppError, formNotFound } from "../http/errors.ts";
 import { newId } from "../ids.ts";
 import type { SubmissionEvents } from "../notifications/submission-events.ts";
 import { submissionSearchText } from "../submissions/search-text.ts";
-import { changeSubmissionCount } from "../submissions/submission-counts.repository.ts";
 import { type LinkOf, toSubmissionRecord } from "../submissions/submissions.service.ts";
 import { isBlacklisted, isCountryAllowed, isSourceAllowed } from "./access-rules.ts";
 import { CAPTCHA_TOKEN_FIELDS, type CaptchaVerifier } from "./captcha.ts";
@@ -18,11 +17,11 @@ import type { CountryResolver } from "./country.ts";
 import {
   findIntakeForm,
   type IntakeForm,
-  insertSubmission,
   lockForm,
   type NewSubmission,
 } from "./intake.repository.ts";
 import type { SubmittedFields } from "./intake-body.ts";
+import { storeWhileFormOpen } from "./submission-store.repository.ts";
 
 /** What the intake is given besides the database: the implementations of checks 1, 5 and 7. */
 export interface IntakeClient {
@@ -214,10 +213,10 @@ export function buildSubmission(
 
 /**
  * Stores and counts the submission in `tx`, a transaction. A form with a limit to enforce is
- * locked first and its count read again under the lock, so that concurrent intakes on any number
- * of instances take turns and never accept more than `maxResponses`; other forms take no lock.
- * Its notifications are enqueued in the same transaction: once it commits they go out, even if
- * this process dies the next instant.
+ * locked first, and the statement that stores reads its count after the lock: concurrent intakes
+ * on any number of instances take turns and never accept more than `maxResponses`; other forms
+ * take no lock. Its notifications are enqueued in the same transaction: once it commits they go
+ * out, even if this process dies the next instant.
  */
 export async function storeSubmission(
   tx: Queryable,
@@ -229,16 +228,19 @@ export async function storeSubmission(
   const { limitResponses, maxResponses } = { ...DEFAULT_SETTINGS, ...form.settings };
   if (!submission.isSpam && limitResponses && maxResponses !== null) {
     if (!(await lockForm(tx, form.id))) throw formNotFound();
+  }
+  const rules = {
+    store: form.settings.submissionStorageDuration !== "never",
+    count: !submission.isSpam,
+  };
+  if (!(await storeWhileFormOpen(tx, submission, rules))) {
+    // Closed (or gone) since it was admitted: refused with the reason it has now.
     const now = new Date();
-    const locked = await findIntakeForm(tx, form.id, now);
-    if (!locked) throw formNotFound();
-    if (locked.isClosed) throw formClosed(locked, now);
+    const current = await findIntakeForm(tx, form.id, now);
+    if (!current) throw formNotFound();
+    throw formClosed(current, now);
   }
-  if (form.settings.submissionStorageDuration !== "never") {
-    await insertSubmission(tx, submission);
-    await insertSubmissionFiles(tx, submission.id, submission.files);
-  }
-  if (!submission.isSpam) await changeSubmissionCount(tx, form.id, 1);
+  if (rules.store) await insertSubmissionFiles(tx, submission.id, submission.files);
   // Built from what was received, so that `never` (nothing stored) notifies all the same.
   const record = toSubmissionRecord(
     { ...submission, files: fileEntries(submission.files), updatedAt: submission.createdAt },

@@ -2,7 +2,7 @@ import type { Queryable } from "../db/database.ts";
 import { DEFAULT_SETTINGS } from "../forms/form-defaults.ts";
 import { mayNotify } from "../notifications/submission-events.ts";
 import type { IntakeForm, NewSubmission } from "./intake.repository.ts";
-import { storeWhileFormUnchanged } from "./one-statement-store.repository.ts";
+import { storeWhileFormUnchanged } from "./submission-store.repository.ts";
 
 /**
  * Whether a submission to `form` needs nothing in its transaction but its own row and its count:
