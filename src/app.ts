@@ -27,6 +27,7 @@ import { registerSecurityHeaders } from "./http/security-headers.ts";
 import { hasDecodableQuery, validatorCompiler } from "./http/validation.ts";
 import { type IntakeDependencies, intakeRoutes } from "./intake/intake.routes.ts";
 import { emailsRoutes } from "./notifications/email/emails.routes.ts";
+import { nothingPending, startEventRelay } from "./notifications/event-relay.ts";
 import type { RateLimiter } from "./rate-limit/rate-limiter.ts";
 import { submissionsRoutes } from "./submissions/submissions.routes.ts";
 import { type DeliveryQueue, noDeliveryQueue } from "./webhooks/delivery-queue.ts";
@@ -122,14 +123,19 @@ export async function buildApp(dependencies: AppDependencies) {
   await app.register(healthRoutes, { db });
   await app.register(formsRoutes, { prefix: API_PREFIX, db });
   const links = new FileLinks(db, config.publicUrl);
-  await app.register(submissionsRoutes, { prefix: API_PREFIX, db, links });
+  // The intake leaves the events of what it stores in one statement for this relay.
+  const relay = intake ? startEventRelay(db, intake.events, app.log) : null;
+  if (relay) app.addHook("onClose", () => relay.stop());
+  const pending = relay ?? nothingPending;
+  await app.register(submissionsRoutes, { prefix: API_PREFIX, db, links, pending });
   await app.register(webhooksRoutes, {
     prefix: API_PREFIX,
     db,
     queue: deliveryQueue ?? noDeliveryQueue,
     allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+    pending,
   });
-  await app.register(emailsRoutes, { prefix: API_PREFIX, db, links });
+  await app.register(emailsRoutes, { prefix: API_PREFIX, db, links, pending });
   await app.register(fileRoutes, { prefix: API_PREFIX, db });
   await app.register(fileLinkRoutes, { db, links });
   if (intake) {

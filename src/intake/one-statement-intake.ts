@@ -1,13 +1,14 @@
 import type { Queryable } from "../db/database.ts";
 import { DEFAULT_SETTINGS } from "../forms/form-defaults.ts";
-import { mayNotify } from "../notifications/submission-events.ts";
+import { mayNotify, type SubmissionEvent } from "../notifications/submission-events.ts";
+import { type LinkOf, toSubmissionRecord } from "../submissions/submissions.service.ts";
 import type { IntakeForm, NewSubmission } from "./intake.repository.ts";
 import { storeWhileFormUnchanged } from "./submission-store.repository.ts";
 
 /**
- * Whether a submission to `form` needs nothing in its transaction but its own row and its count:
- * an open form without a limit of responses to enforce (which takes the form's lock), a captcha
- * (whose token cannot be verified twice) or notifications to enqueue. Such a submission, sent
+ * Whether a submission to `form` needs nothing in its transaction but its own row, its count and
+ * its notifications' event: an open form without a limit of responses to enforce (which takes
+ * the form's lock) or a captcha (whose token cannot be verified twice). Such a submission, sent
  * without files or an idempotency key, is stored by one statement.
  */
 export function needsOnlyItsRow(form: IntakeForm, now: Date): boolean {
@@ -16,8 +17,7 @@ export function needsOnlyItsRow(form: IntakeForm, now: Date): boolean {
     !form.storedIsClosed &&
     (form.autoCloseAt === null || form.autoCloseAt > now) &&
     !(settings.limitResponses && settings.maxResponses !== null) &&
-    !settings.providerCaptchaEnabled &&
-    !mayNotify(form)
+    !settings.providerCaptchaEnabled
   );
 }
 
@@ -31,15 +31,34 @@ export class FormChanged extends Error {
   }
 }
 
-/** Stores and counts the submission in one statement, or throws FormChanged. */
+/**
+ * Stores and counts the submission in one statement, its notifications' event with it, or throws
+ * FormChanged. The event carries what notifications read of the form as it was checked, and the
+ * record as the API would answer it (built from what was received: `never` stores nothing).
+ */
 export async function storeInOneStatement(
   db: Queryable,
   submission: NewSubmission,
   form: IntakeForm,
+  linkOf: LinkOf,
+  relay: string,
 ): Promise<void> {
-  const stored = await storeWhileFormUnchanged(db, submission, form, {
-    store: form.settings.submissionStorageDuration !== "never",
-    count: !submission.isSpam,
-  });
+  const event: SubmissionEvent | null = mayNotify(form)
+    ? {
+        form: { id: form.id, name: form.name, plan: form.plan, settings: form.settings },
+        submission: toSubmissionRecord(
+          { ...submission, files: [], updatedAt: submission.createdAt },
+          linkOf,
+        ),
+        isSpam: submission.isSpam,
+      }
+    : null;
+  const stored = await storeWhileFormUnchanged(
+    db,
+    submission,
+    form,
+    { store: form.settings.submissionStorageDuration !== "never", count: !submission.isSpam },
+    event && { json: JSON.stringify(event), relay },
+  );
   if (!stored) throw new FormChanged();
 }

@@ -220,13 +220,13 @@ async function acceptSubmission(
   const hosted = checkAnswers(form, fields, files);
   const submission = buildSubmission(form, fields, captcha, client, country, new Date(), hosted);
   const response = acceptedResponse(form, submission.id, prefersHtml(request));
-  if (oneStatement && !keyed && files.length === 0 && needsOnlyItsRow(form, submission.createdAt)) {
-    await storeInOneStatement(db, submission, form);
-    return { response, replayed: false };
-  }
   // Before the transaction: the signing secret may be read from the store, which on the embedded
   // store's one connection would wait for the transaction.
   const linkOf = await links.signer();
+  if (oneStatement && !keyed && files.length === 0 && needsOnlyItsRow(form, submission.createdAt)) {
+    await storeInOneStatement(db, submission, form, linkOf, intake.events.relay);
+    return { response, replayed: false };
+  }
   const store = async () => {
     if (!keyed) {
       await db.transaction((tx) => storeSubmission(tx, submission, form, intake.events, linkOf));

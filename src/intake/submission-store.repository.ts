@@ -10,7 +10,7 @@ import type { IntakeForm, NewSubmission } from "./intake.repository.ts";
  * Parameters: $1 the submission's time (the `now` of READS_CLOSED), $2 the form, $3 to $11 the
  * submission, $12 on the check's own.
  */
-const storedFrom = (form: string) => `WITH form AS (${form}),
+const storedFrom = (form: string, more = "") => `WITH form AS (${form}),
   stored AS (
     INSERT INTO submissions (id, form_id, organization_id, is_spam, spam_reason, answers,
       search_text, meta, created_at, updated_at, files)
@@ -19,7 +19,7 @@ const storedFrom = (form: string) => `WITH form AS (${form}),
       FROM form WHERE $9
   ), counted AS (
     ${countIntoSlots("(SELECT form_id FROM form WHERE $10) AS admitted")}
-  )
+  )${more}
   SELECT count(*)::int AS admitted FROM form`;
 
 /** Whether the rows are to be stored (not for `never`) and counted (not spam). */
@@ -53,27 +53,36 @@ async function storeWhere(
   return (rows[0]?.admitted ?? 0) > 0;
 }
 
-const WHILE_UNCHANGED = storedFrom(`
-  SELECT forms.id AS form_id, forms.organization_id
-    FROM forms JOIN organizations o ON o.id = forms.organization_id
-   WHERE forms.id = $2 AND forms.xmin::text = $12 AND o.xmin::text = $13
-     AND NOT forms.is_closed AND COALESCE(forms.auto_close_at > $1, true)`);
+const WHILE_UNCHANGED = storedFrom(
+  `SELECT forms.id AS form_id, forms.organization_id
+     FROM forms JOIN organizations o ON o.id = forms.organization_id
+    WHERE forms.id = $2 AND forms.xmin::text = $12 AND o.xmin::text = $13
+      AND NOT forms.is_closed AND COALESCE(forms.auto_close_at > $1, true)`,
+  // Its notifications, for the relay (src/notifications/event-relay.ts) to record and enqueue.
+  `, announced AS (
+     INSERT INTO submission_events_outbox (form_id, event, relay)
+     SELECT form.form_id, $14::text::jsonb, $15 FROM form WHERE $14::text IS NOT NULL
+   )`,
+);
 
 /**
  * Stores and counts the submission, in a statement that is its own transaction, only while the
  * form and its organization are as `form` was read (the same versions), neither closed by hand
- * nor past its deadline. Resolves to false, having written nothing, when the form changed since it
- * was read (or is gone).
+ * nor past its deadline; with it, `event`, when there is one, goes into the outbox for `relay`.
+ * Resolves to false, having written nothing, when the form changed since it was read (or is gone).
  */
 export function storeWhileFormUnchanged(
   db: Queryable,
   submission: NewSubmission,
   form: Pick<IntakeForm, "version" | "organizationVersion">,
   rules: StoreRules,
+  event: { json: string; relay: string } | null,
 ): Promise<boolean> {
   return storeWhere(db, WHILE_UNCHANGED, submission, rules, [
     form.version,
     form.organizationVersion,
+    event?.json ?? null,
+    event?.relay ?? null,
   ]);
 }
 

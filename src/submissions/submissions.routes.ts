@@ -5,6 +5,7 @@ import type { Database } from "../db/database.ts";
 import type { FileLinks } from "../files/file-links.ts";
 import { FormIdParams, NoQuery } from "../forms/forms.schemas.ts";
 import { apiOperation, success, WITH_BODY } from "../http/api-responses.ts";
+import type { PendingEvents } from "../notifications/event-relay.ts";
 import { exportSubmissions } from "./submission-export.ts";
 import {
   ExportSubmissionsQuery,
@@ -90,7 +91,9 @@ const EXPORTED = {
 export const submissionsRoutes: FastifyPluginAsyncTypebox<{
   db: Database;
   links: FileLinks;
-}> = async (app, { db, links }) => {
+  /** Relays the form's pending submission events: a deleted submission's emails go with it. */
+  pending: PendingEvents;
+}> = async (app, { db, links, pending }) => {
   app.get(
     "/forms/:formId/submissions",
     {
@@ -218,6 +221,7 @@ export const submissionsRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
+      await pending.relayForm(request.params.formId);
       await submissions.deleteSubmission(
         db,
         request.owner,

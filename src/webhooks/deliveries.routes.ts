@@ -45,7 +45,7 @@ const redeliver = apiOperation({
 
 export const deliveriesRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (
   app,
-  { db, queue },
+  { db, queue, pending },
 ) => {
   app.get(
     "/forms/:formId/webhooks/:webhookId/deliveries",
@@ -63,14 +63,16 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> =
         ),
       },
     },
-    (request) =>
-      deliveries.listDeliveries(
+    async (request) => {
+      await pending.relayForm(request.params.formId);
+      return deliveries.listDeliveries(
         db,
         request.owner,
         request.params.formId,
         request.params.webhookId,
         request.query,
-      ),
+      );
+    },
   );
 
   app.post(

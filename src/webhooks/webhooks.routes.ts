@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import type { Database } from "../db/database.ts";
 import { FormIdParams, NoQuery } from "../forms/forms.schemas.ts";
 import { apiOperation, success, WITH_BODY } from "../http/api-responses.ts";
+import type { PendingEvents } from "../notifications/event-relay.ts";
 import { deliveriesRoutes } from "./deliveries.routes.ts";
 import type { DeliveryQueue } from "./delivery-queue.ts";
 import {
@@ -82,6 +83,8 @@ export interface WebhookRoutesOptions {
   db: Database;
   queue: DeliveryQueue;
   allowPrivateNetworks: boolean;
+  /** Relays a form's pending submission events, so that its deliveries are all there to read. */
+  pending: PendingEvents;
 }
 
 export const webhooksRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (
@@ -245,5 +248,6 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = a
     db,
     queue: options.queue,
     allowPrivateNetworks: options.allowPrivateNetworks,
+    pending: options.pending,
   });
 };

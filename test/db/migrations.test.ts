@@ -15,6 +15,7 @@ const ALL = [
   "008_email_records",
   "009_webhooks",
   "010_file_chunks",
+  "015_submission_events_outbox",
 ];
 
 test("migrations apply once and running them again changes nothing", async () => {
@@ -38,6 +39,7 @@ test("migrations apply once and running them again changes nothing", async () =>
         "server_secrets",
         "submission_count_slots",
         "submission_counts",
+        "submission_events_outbox",
         "submission_file_chunks",
         "submission_files",
         "submissions",

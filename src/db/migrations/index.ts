@@ -8,6 +8,7 @@ import { migration as m007 } from "./007_submission_files.ts";
 import { migration as m008 } from "./008_email_records.ts";
 import { migration as m009 } from "./009_webhooks.ts";
 import { migration as m010 } from "./010_file_chunks.ts";
+import { migration as m015 } from "./015_submission_events_outbox.ts";
 import type { Migration } from "./migration.ts";
 
 /** Applied in this order; each name is recorded once applied. New migrations go at the end. */
@@ -22,4 +23,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m008,
   m009,
   m010,
+  m015,
 ];

@@ -6,6 +6,7 @@ import { NoQuery } from "../../forms/forms.schemas.ts";
 import { apiOperation, success } from "../../http/api-responses.ts";
 import { SubmissionIdParams } from "../../submissions/submissions.schemas.ts";
 import { getSubmission } from "../../submissions/submissions.service.ts";
+import type { PendingEvents } from "../event-relay.ts";
 import { listEmailRecords } from "./email-records.repository.ts";
 
 const EmailRecord = Type.Object({
@@ -50,10 +51,12 @@ const list = apiOperation({
   access: "read",
 });
 
-export const emailsRoutes: FastifyPluginAsyncTypebox<{ db: Database; links: FileLinks }> = async (
-  app,
-  { db, links },
-) => {
+export const emailsRoutes: FastifyPluginAsyncTypebox<{
+  db: Database;
+  links: FileLinks;
+  /** Relays the form's pending submission events, so that every email is there to read. */
+  pending: PendingEvents;
+}> = async (app, { db, links, pending }) => {
   app.get(
     "/forms/:formId/submissions/:submissionId/emails",
     {
@@ -74,6 +77,7 @@ export const emailsRoutes: FastifyPluginAsyncTypebox<{ db: Database; links: File
       const { formId, submissionId } = request.params;
       // The tenant rule and the 404s are the submission's own.
       await getSubmission(db, links, request.owner, formId, submissionId);
+      await pending.relayForm(formId);
       const rows = await listEmailRecords(db, formId, submissionId);
       return { data: rows.map((row) => ({ ...row, createdAt: row.createdAt.toISOString() })) };
     },

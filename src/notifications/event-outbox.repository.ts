@@ -1,0 +1,47 @@
+import type { Queryable } from "../db/database.ts";
+import type { SubmissionEvent } from "./submission-events.ts";
+
+/** The channel on which a statement that adds events announces them (migration 015). */
+export const SUBMISSION_EVENTS_CHANNEL = "formdeck_submission_events";
+
+/** How long an event waits for its own instance's relay before any relay takes it. */
+const ADOPTED_AFTER_SECONDS = 5;
+
+/**
+ * Takes up to `limit` events, oldest first, out of the outbox in `tx`: those `relay` is to relay
+ * (its instance's), and those whose instance left them for more than a few seconds. Deleted when
+ * `tx` commits, back for the next taker if it rolls back; events another transaction holds are
+ * skipped, so relays of several instances never take one twice.
+ */
+export async function takeEvents(
+  tx: Queryable,
+  relay: string,
+  limit: number,
+): Promise<SubmissionEvent[]> {
+  const rows = await tx.query<{ id: string; event: SubmissionEvent }>(
+    `DELETE FROM submission_events_outbox
+      WHERE id IN (SELECT id FROM submission_events_outbox
+                    WHERE relay = $1 OR created_at < now() - make_interval(secs => $3)
+                    ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+      RETURNING id, event`,
+    [relay, limit, ADOPTED_AFTER_SECONDS],
+  );
+  return inOrder(rows);
+}
+
+/**
+ * Takes every event of the form, waiting for those another relay holds: once it returns, every
+ * event of the form added before is relayed, by `tx` or by the one that held it.
+ */
+export async function takeEventsOfForm(tx: Queryable, formId: string) {
+  const rows = await tx.query<{ id: string; event: SubmissionEvent }>(
+    `DELETE FROM submission_events_outbox
+      WHERE id IN (SELECT id FROM submission_events_outbox WHERE form_id = $1 FOR UPDATE)
+      RETURNING id, event`,
+    [formId],
+  );
+  return inOrder(rows);
+}
+
+const inOrder = (rows: { id: string; event: SubmissionEvent }[]) =>
+  rows.sort((a, b) => Number(BigInt(a.id) - BigInt(b.id))).map((row) => row.event);

@@ -1,0 +1,93 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { Database } from "../db/database.ts";
+import {
+  SUBMISSION_EVENTS_CHANNEL,
+  takeEvents,
+  takeEventsOfForm,
+} from "./event-outbox.repository.ts";
+import type { SubmissionEvents } from "./submission-events.ts";
+
+/** Events per transaction: one statement takes them, their records and jobs commit together. */
+const BATCH = 50;
+/** A pass even without a notification: one lost while the listening connection was down. */
+const SWEEP_MS = 1_000;
+
+/** Turns a form's pending events into records and jobs before its records are read. */
+export interface PendingEvents {
+  relayForm(formId: string): Promise<void>;
+}
+
+/** For an app without an intake: nothing is ever pending. */
+export const nothingPending: PendingEvents = { relayForm: async () => {} };
+
+export interface EventRelay extends PendingEvents {
+  stop(): Promise<void>;
+}
+
+/**
+ * Relays the submission events that the intake's one statement leaves in the outbox (migration
+ * 015): each is taken out, and its email records, deliveries and jobs written, in one
+ * transaction, so an event is relayed exactly once whatever fails when. Runs when an event is
+ * announced, and every second in case an announcement was missed; every instance runs one.
+ */
+export function startEventRelay(
+  db: Database,
+  events: SubmissionEvents,
+  log: Pick<FastifyBaseLogger, "warn">,
+): EventRelay {
+  let running: Promise<void> | null = null;
+  let again = false;
+  let stopped = false;
+
+  async function relayAll() {
+    for (;;) {
+      const taken = await db.transaction(async (tx) => {
+        const batch = await takeEvents(tx, events.relay, BATCH);
+        for (const event of batch) await events.enqueueSubmissionEvents(tx, event);
+        return batch.length;
+      });
+      if (taken < BATCH || stopped) return;
+    }
+  }
+
+  function relay() {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = relayAll()
+      .catch((error) => log.warn({ err: error }, "submission events: relay failed; retried"))
+      .finally(() => {
+        running = null;
+        if (again) {
+          again = false;
+          relay();
+        }
+      });
+  }
+
+  const unlisten = db.listen(SUBMISSION_EVENTS_CHANNEL, {
+    message: relay,
+    connected: relay,
+    disconnected() {},
+  });
+  const sweep = setInterval(relay, SWEEP_MS);
+  sweep.unref();
+
+  return {
+    async relayForm(formId) {
+      await db.transaction(async (tx) => {
+        for (const event of await takeEventsOfForm(tx, formId)) {
+          await events.enqueueSubmissionEvents(tx, event);
+        }
+      });
+    },
+    async stop() {
+      stopped = true;
+      clearInterval(sweep);
+      await unlisten();
+      await running;
+    },
+  };
+}
