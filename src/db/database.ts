@@ -1,4 +1,5 @@
 import pg from "pg";
+import { copyBinaryColumn } from "./copy-binary.ts";
 import { openPgliteThread } from "./pglite-store.ts";
 
 export interface QueryOptions {
@@ -36,6 +37,14 @@ export interface Database extends Queryable {
   listen(channel: string, handlers: NotificationHandlers): () => Promise<void>;
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * PostgreSQL only (null on the embedded store): runs `setup` with `params`, then `copy`, a
+   * `COPY (SELECT …) TO STDOUT (FORMAT binary)` that reads what `setup` set, on one connection;
+   * resolves to the first column of each row as bytes, never turned into text on the way.
+   */
+  readonly copyBinary:
+    | ((setup: string, params: readonly unknown[], copy: string) => Promise<(Buffer | null)[]>)
+    | null;
   close(): Promise<void>;
 }
 
@@ -120,6 +129,16 @@ async function openPostgres(connectionString: string): Promise<Database> {
         throw error;
       } finally {
         client.release(broken);
+      }
+    },
+    async copyBinary(setup, params, copy) {
+      const client = await pool.connect();
+      try {
+        await run(client, setup, params);
+        return await copyBinaryColumn(client, copy);
+      } finally {
+        // A client whose connection was lost is dropped by the pool, not handed out again.
+        client.release();
       }
     },
     listen: (channel, handlers) => listenWithReconnect(connectionString, channel, handlers),

@@ -116,6 +116,8 @@ export async function openPgliteThread(
   return {
     kind: "pglite",
     query: (sql, params, options) => query(sql, params, null, options),
+    // PGlite's driver has no COPY to the client; its text path is in the same process anyway.
+    copyBinary: null,
     async transaction(work) {
       // BEGIN and its end are not timed: a transaction opened after its caller gave up would
       // hold the store for good.

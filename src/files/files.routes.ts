@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
-import type { Database, Queryable } from "../db/database.ts";
+import type { Database } from "../db/database.ts";
 import { NoQuery } from "../forms/forms.schemas.ts";
 import { apiOperation } from "../http/api-responses.ts";
 import { AppError, formNotFound } from "../http/errors.ts";
@@ -90,7 +90,7 @@ const LinkQuery = Type.Object(
  * slice is read before the answer starts: a store that cannot be read is then the usual 503, not
  * a broken download.
  */
-async function sendFile(reply: FastifyReply, db: Queryable, file: StoredFile) {
+async function sendFile(reply: FastifyReply, db: Database, file: StoredFile) {
   const slices = fileSlices(db, file);
   // Deleted between its lookup and its first slice: as missing as if it had gone before.
   const first = await slices.next().catch((error: unknown) => {
