@@ -3,6 +3,7 @@ import path from "node:path";
 import type { CheckResult } from "./checks.ts";
 import { projectRoot } from "./child-processes.ts";
 import type { MachineInfo } from "./machine-info.ts";
+import type { UploadFigures } from "./measure-uploads.ts";
 import type { Measurement } from "./measurement.ts";
 import { listLatencyChart } from "./report-chart.ts";
 import { writePerformanceDoc } from "./report-docs.ts";
@@ -37,6 +38,8 @@ export interface BenchReport {
   };
   /** The submissions scenarios' figures that are not load runs (export, limit, peak RSS). */
   submissions: SubmissionFigures;
+  /** The uploads scenarios' rounds (issue 11). */
+  uploads: UploadFigures;
   targets: TargetResult[];
   measurements: Measurement[];
 }

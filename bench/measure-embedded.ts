@@ -30,7 +30,7 @@ export interface EmbeddedMemory {
 }
 
 /** What the CLI does while a server holds the store: the command goes to its admin socket. */
-async function adminCommand(dataDir: string, command: JsonCommand) {
+export async function adminCommand(dataDir: string, command: JsonCommand) {
   const reply = await sendAdminCommand(adminSocketPath(dataDir), command);
   if (reply.kind !== "result") throw new Error("the embedded server's admin socket did not answer");
   return reply.result as unknown as { id: string; key: string };

@@ -96,6 +96,14 @@ the bench markers is rewritten by every complete run. Raw figures: \`bench/resul
   the last page but no deeper than page 5,000 (page ${deepPages.join(", ")}). Get by id; create;
   update; "${SCENARIOS.listSearchOneClient}" with a single connection on the largest organization.
 ${submissionsMethodology(report)}
+- **Uploads** (issue 11; \`--only uploads\`): a PNG of about 1 MB re-encoded
+  (\`imageCompressionType: ["png"]\`), 200 uploads at 20 connections; ${ROUNDS} rounds of 400 forms
+  lists at 5 connections idle, then as many as fit while 50 clients upload a 10 MB file each at
+  once from a process of their own (bench/upload-burst.ts), the p99 of each compared round by
+  round; 10 MB downloads, 40 per run at 4 connections, taking turns over ${ROUNDS} rounds with a
+  plain \`node:http\` handler reading the same slices with one prepared statement
+  (bench/servers/plain-file.ts); the same burst on the embedded store, its server in a process
+  of its own. Peak RSS is the server's \`VmHWM\`.
 - **Checks before any load**, each a target: \`meta.total\` equals what was seeded, without
   filter, per type and for the search, on formdeck; the minimal handler and formdeck without auth
   answer exactly formdeck's body; a key revoked on the database is refused on its very next

@@ -7,6 +7,7 @@ import { measureOnEmbeddedStore } from "./measure-embedded.ts";
 import { measureHostedPage } from "./measure-hosted.ts";
 import { measureOnPostgres } from "./measure-postgres.ts";
 import { measureSubmissions } from "./measure-submissions.ts";
+import { measureUploads, type UploadFigures } from "./measure-uploads.ts";
 import { createMeasurer } from "./measurement.ts";
 import { type BenchOptions, isCompleteRun, parseOptions, USAGE, UsageError } from "./options.ts";
 import { preparePostgres } from "./prepare-postgres.ts";
@@ -15,6 +16,7 @@ import { npmStartNodeFlags } from "./servers.ts";
 import type { SubmissionFigures } from "./submission-scenarios.ts";
 import { evaluateSubmissionTargets } from "./submission-targets.ts";
 import { evaluateTargets } from "./targets.ts";
+import { evaluateUploadTargets } from "./upload-targets.ts";
 
 const started = performance.now();
 const log = (line: string) =>
@@ -29,11 +31,13 @@ async function bench(options: BenchOptions): Promise<boolean> {
   let postgres: Awaited<ReturnType<typeof measureOnPostgres>>;
   let machine: BenchReport["machine"];
   let submissions: SubmissionFigures;
+  let uploads: UploadFigures;
   try {
     machine = await machineInfo(store.db);
     postgres = await measureOnPostgres(store, measurer, log);
     submissions = await measureSubmissions(store, options, measurer, log);
     await measureHostedPage(store, measurer, log);
+    uploads = await measureUploads(store, measurer.selects, log);
   } finally {
     await store.close();
   }
@@ -48,6 +52,7 @@ async function bench(options: BenchOptions): Promise<boolean> {
     }),
     ...evaluateSubmissionTargets(measurements, submissions, options.submissions),
     ...evaluateHostedTargets(measurements),
+    ...evaluateUploadTargets(uploads),
   ];
   const report: BenchReport = {
     startedAt,
@@ -69,6 +74,7 @@ async function bench(options: BenchOptions): Promise<boolean> {
       formdeckEmbeddedRestart: embedded?.restartMb ?? null,
     },
     submissions,
+    uploads,
     targets,
     measurements,
   };
