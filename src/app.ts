@@ -10,6 +10,7 @@ import { fileLinkRoutes, fileRoutes } from "./files/files.routes.ts";
 import { formsRoutes } from "./forms/forms.routes.ts";
 import { healthRoutes } from "./health/health.routes.ts";
 import { homeRoutes } from "./home/home.routes.ts";
+import { FormViewCache } from "./hosted/form-view-cache.ts";
 import { hostedRoutes } from "./hosted/hosted.routes.ts";
 import { HostedPages } from "./hosted/hosted-pages.ts";
 import { API_PREFIX } from "./http/api-prefix.ts";
@@ -141,7 +142,9 @@ export async function buildApp(dependencies: AppDependencies) {
   if (intake) {
     const pages = new HostedPages(config.captchaScriptUrls);
     await app.register(intakeRoutes, { db, config, intake, pages, links });
-    await app.register(hostedRoutes, { db, pages });
+    const forms = new FormViewCache(db);
+    app.addHook("onClose", () => forms.close());
+    await app.register(hostedRoutes, { db, pages, forms });
   }
   return app;
 }

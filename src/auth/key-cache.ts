@@ -17,8 +17,25 @@ export const keyChange = {
 const TTL_MS = 5_000;
 const MAX_ENTRIES = 10_000;
 
+/** Whatever keeps something a key change can make stale: a key cache, the hosted pages' forms. */
+export interface KeyChangeListener {
+  forget(change: string): void;
+}
+
 /** Every cache of this process: a change made here reaches them before the change returns. */
-const cachesOfThisProcess = new Set<KeyCache>();
+const cachesOfThisProcess = new Set<KeyChangeListener>();
+
+/** Hears the key changes made in this process until the returned function is called. */
+export function hearKeyChangesOfThisProcess(listener: KeyChangeListener): () => void {
+  cachesOfThisProcess.add(listener);
+  return () => cachesOfThisProcess.delete(listener);
+}
+
+/** Tells the instance that announced `change` that this listener has dropped what it names. */
+export async function confirmKeyChange(db: Database, change: string): Promise<void> {
+  if (db.kind !== "postgres") return;
+  await db.query("SELECT pg_notify($1, $2)", [KEY_CHANGES_DONE_CHANNEL, change]);
+}
 
 function announceInThisProcess(change: string) {
   for (const cache of cachesOfThisProcess) cache.forget(change);
@@ -94,9 +111,7 @@ export class KeyCache {
       message: (change) => {
         this.forget(change);
         // A writer in another process waits for every listener to confirm (announceKeyChange).
-        if (db.kind === "postgres") {
-          db.query("SELECT pg_notify($1, $2)", [KEY_CHANGES_DONE_CHANNEL, change]).catch(() => {});
-        }
+        confirmKeyChange(db, change).catch(() => {});
       },
       connected: () => {
         this.#startOver();

@@ -25,8 +25,11 @@ export interface Queryable {
 
 export interface NotificationHandlers {
   message(payload: string): void;
-  /** Listening: from now on every notification arrives. */
-  connected(): void;
+  /**
+   * Listening: from now on every notification arrives. `backendPid` names the listening
+   * connection on PostgreSQL (a writer that counts listeners may leave its own out).
+   */
+  connected(backendPid?: number): void;
   /** Not listening, until `connected` again: notifications sent meanwhile are lost. */
   disconnected(): void;
 }
@@ -175,7 +178,8 @@ export function isStoreUnreachable(error: unknown): boolean {
 
 const RECONNECT_DELAY_MS = 1_000;
 
-const listenerName = (channel: string) => `listen:${channel}`;
+/** The application_name of the connections that LISTEN on `channel`: how writers count them. */
+export const listenerName = (channel: string) => `listen:${channel}`;
 
 /** How many connections to this database LISTEN on `channel` through `Database.listen`. */
 export async function listenerCount(db: Queryable, channel: string): Promise<number> {
@@ -217,10 +221,13 @@ function listenWithReconnect(
     candidate.on("end", () => {
       if (client === candidate) lost();
     });
+    let backendPid: number | undefined;
     try {
       await candidate.connect();
       // The channel is a constant of ours; LISTEN takes no parameters.
       await candidate.query(`LISTEN ${channel}`);
+      const rows = await candidate.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+      backendPid = rows.rows[0]?.pid;
     } catch {
       await candidate.end().catch(() => {});
       if (!stopped) retry = setTimeout(connect, RECONNECT_DELAY_MS);
@@ -231,7 +238,7 @@ function listenWithReconnect(
       return;
     }
     client = candidate;
-    handlers.connected();
+    handlers.connected(backendPid);
   }
   void connect();
   return async () => {

@@ -1,5 +1,6 @@
 import type { Queryable } from "../db/database.ts";
 import { SUBMISSIONS_SQL } from "../submissions/submission-counts.repository.ts";
+import { type Announcement, announceColumns, announceParams } from "./form-changes.repository.ts";
 import type { FormSettings } from "./form-defaults.ts";
 
 export interface FormRow {
@@ -108,6 +109,18 @@ export interface FormChanges {
   captchaSecret: string | undefined;
 }
 
+/** A written row, and how many instances must confirm the announcement the write carried. */
+type Announced = FormRow & { announced: boolean; listeners: number };
+
+/** The hosted pages' caches learn of the write from the statement itself (form-changes.ts). */
+function announced(rows: Announced[], announcement: Announcement): FormRow | null {
+  const row = rows[0];
+  if (!row) return null;
+  const { announced: _announced, listeners, ...form } = row;
+  announcement.listeners = listeners;
+  return form;
+}
+
 /**
  * Writes the changes, if the row is still at `version` (null: whatever its version, for a row
  * locked by the caller). Null when it was changed or deleted since it was read.
@@ -119,14 +132,15 @@ export async function updateForm(
   version: string | null,
   changes: FormChanges,
   now: Date,
+  announcement: Announcement,
 ): Promise<FormRow | null> {
-  const rows = await db.query<FormRow>(
+  const rows = await db.query<Announced>(
     // updated_at moves forward even when two updates land within one millisecond.
     `UPDATE forms SET name = $4, is_closed = $5, auto_close_at = $6, settings = $7,
             captcha_secret = COALESCE($8, captcha_secret),
             updated_at = GREATEST($1, updated_at + interval '1 millisecond')
       WHERE organization_id = $2 AND id = $3 AND ($9::xid IS NULL OR xmin = $9::xid)
-      RETURNING ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed"`,
+      RETURNING ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed", ${announceColumns(10)}`,
     [
       now,
       organizationId,
@@ -137,9 +151,10 @@ export async function updateForm(
       changes.settings,
       changes.captchaSecret ?? null,
       version,
+      ...announceParams(announcement),
     ],
   );
-  return rows[0] ?? null;
+  return announced(rows, announcement);
 }
 
 /**
@@ -161,8 +176,9 @@ export async function patchForm(
     isClosed: boolean | null;
   },
   now: Date,
+  announcement: Announcement,
 ): Promise<FormRow | null> {
-  const rows = await db.query<FormRow>(
+  const rows = await db.query<Announced>(
     `UPDATE forms SET name = COALESCE($4, name), settings = settings || $5::jsonb,
             captcha_secret = COALESCE($6, captcha_secret),
             is_closed = COALESCE($7, is_closed),
@@ -173,7 +189,7 @@ export async function patchForm(
         AND NOT COALESCE($7::boolean = false
           AND ((settings || $5::jsonb) ->> 'limitResponses')::boolean
           AND (settings || $5::jsonb) ->> 'maxResponses' IS NOT NULL, false)
-      RETURNING ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed"`,
+      RETURNING ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed", ${announceColumns(8)}`,
     [
       now,
       organizationId,
@@ -182,16 +198,23 @@ export async function patchForm(
       changes.settings,
       changes.captchaSecret,
       changes.isClosed,
+      ...announceParams(announcement),
     ],
   );
-  return rows[0] ?? null;
+  return announced(rows, announcement);
 }
 
-export async function deleteForm(db: Queryable, organizationId: string, formId: string) {
-  const rows = await db.query<{ id: string }>(
-    "DELETE FROM forms WHERE organization_id = $1 AND id = $2 RETURNING id",
-    [organizationId, formId],
+export async function deleteForm(
+  db: Queryable,
+  organizationId: string,
+  formId: string,
+  announcement: Announcement,
+) {
+  const rows = await db.query<{ listeners: number }>(
+    `DELETE FROM forms WHERE organization_id = $1 AND id = $2 RETURNING ${announceColumns(3)}`,
+    [organizationId, formId, ...announceParams(announcement)],
   );
+  announcement.listeners = rows[0]?.listeners ?? 0;
   return rows.length > 0;
 }
 

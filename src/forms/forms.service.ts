@@ -7,6 +7,8 @@ import { newId } from "../ids.ts";
 import { autoCloseInstant } from "./auto-close.ts";
 import { nextClosingState } from "./closing.ts";
 import type { ExpensiveListGate } from "./expensive-lists.ts";
+import type { Announcement } from "./form-changes.repository.ts";
+import { announceFormChange, formChange } from "./form-changes.ts";
 import { DEFAULT_SETTINGS, type FormSettings } from "./form-defaults.ts";
 import * as repository from "./forms.repository.ts";
 import type {
@@ -127,6 +129,10 @@ export async function getForm(db: Database, owner: KeyOwner, formId: string) {
   return toFormRecord(row);
 }
 
+/**
+ * The update, announced by the statement that writes it: it returns once every instance's hosted
+ * pages have dropped the form (form-changes.ts).
+ */
 export async function updateForm(
   db: Database,
   owner: KeyOwner,
@@ -137,10 +143,23 @@ export async function updateForm(
   // schema's, and checked once whichever path below applies the update.
   const changes = settingsOf(input);
   if (!FORM_ID.test(formId)) throw formNotFound();
+  return announceFormChange(db, formChange.form(formId), (announcement) =>
+    writeUpdate(db, owner, formId, input, changes, announcement),
+  );
+}
+
+async function writeUpdate(
+  db: Database,
+  owner: KeyOwner,
+  formId: string,
+  input: UpdateFormInput,
+  changes: Partial<FormSettings>,
+  announcement: Announcement,
+) {
   const needsStoredPlanCheck = owner.plan !== "paid" && PAID_MEMBERS.some((m) => m in input);
   const locked = async () => {
     const retried = await db.transaction((tx) =>
-      applyUpdate(tx, owner, formId, input, changes, true),
+      applyUpdate(tx, owner, formId, input, changes, announcement, true),
     );
     if (!retried) throw formNotFound();
     return retried;
@@ -161,6 +180,7 @@ export async function updateForm(
         isClosed: input.isClosed ?? null,
       },
       new Date(),
+      announcement,
     );
     if (row) return toFormRecord(row);
     // A missing form (404), or a reopening under a limit of responses: decided under the lock.
@@ -168,7 +188,7 @@ export async function updateForm(
   }
   // Most updates meet no other writer: read, then write only if the row is still as it was read,
   // without the round trips of a transaction.
-  const updated = await applyUpdate(db, owner, formId, input, changes, false);
+  const updated = await applyUpdate(db, owner, formId, input, changes, announcement, false);
   if (updated) return updated;
   // Another write got there first, or the update needs the count as of now: lock the row and
   // apply this one to what is stored now.
@@ -182,6 +202,7 @@ async function applyUpdate(
   formId: string,
   input: UpdateFormInput,
   changes: Partial<FormSettings>,
+  announcement: Announcement,
   locked: boolean,
 ): Promise<FormRecord | null> {
   if (locked && !(await repository.lockForm(db, owner.organizationId, formId))) {
@@ -225,13 +246,17 @@ async function applyUpdate(
       captchaSecret: input.providerCaptchaSecretKey,
     },
     now,
+    announcement,
   );
   return row && toFormRecord(row);
 }
 
+/** Announced as an update is: no instance shows the form's page once this returns. */
 export async function deleteForm(db: Database, owner: KeyOwner, formId: string) {
-  const deleted =
-    FORM_ID.test(formId) && (await repository.deleteForm(db, owner.organizationId, formId));
+  if (!FORM_ID.test(formId)) throw formNotFound();
+  const deleted = await announceFormChange(db, formChange.form(formId), (announcement) =>
+    repository.deleteForm(db, owner.organizationId, formId, announcement),
+  );
   if (!deleted) throw formNotFound();
 }
 

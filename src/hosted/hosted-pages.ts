@@ -5,10 +5,11 @@ import { successLocation } from "../intake/receive-submission.ts";
 import type { CaptchaScriptUrls } from "./captcha-scripts.ts";
 import type { PageState } from "./field-controls.ts";
 import { formPage } from "./form-page.ts";
-import { freshToken, PreparedPage } from "./html.ts";
+import type { PageForm } from "./form-view-cache.ts";
+import { freshToken, NONCE_MARK, PreparedPage } from "./html.ts";
 import { closedPage, errorPage, notFoundPage, plainPage, thanksPage } from "./message-pages.ts";
 import { PageCache } from "./page-cache.ts";
-import { sendHostedPage } from "./page-policy.ts";
+import { pagePolicy, sendHostedPage } from "./page-policy.ts";
 import { type Appearance, appearanceOf } from "./theme.ts";
 
 /**
@@ -18,44 +19,41 @@ import { type Appearance, appearanceOf } from "./theme.ts";
 export class HostedPages {
   readonly #cache = new PageCache();
   readonly #scripts: CaptchaScriptUrls;
-  readonly #notFound = new PreparedPage(notFoundPage());
+  readonly #notFound: PreparedPage;
 
   constructor(scripts: CaptchaScriptUrls) {
     this.#scripts = scripts;
+    this.#notFound = this.#prepare(notFoundPage(), null);
   }
 
-  #send(
-    reply: FastifyReply,
-    status: number,
-    page: PreparedPage | string,
-    appearance: Appearance | null,
-  ) {
-    const prepared = typeof page === "string" ? new PreparedPage(page) : page;
-    return sendHostedPage(reply, status, prepared, {
-      nonce: freshToken(),
-      token: freshToken(),
-      appearance,
-      scripts: this.#scripts,
-    });
+  /** The page and its policy, each with the nonce's stand-in: the work done once per version. */
+  #prepare(html: string, appearance: Appearance | null) {
+    return new PreparedPage(html, pagePolicy(NONCE_MARK, appearance, this.#scripts));
+  }
+
+  #send(reply: FastifyReply, status: number, page: PreparedPage) {
+    return sendHostedPage(reply, status, page, { nonce: freshToken(), token: freshToken() });
   }
 
   /** GET /f/{formId}: the form, its closed page, or the 404 page for what is not a hosted form. */
-  form(reply: FastifyReply, form: IntakeForm | null) {
+  form(reply: FastifyReply, form: PageForm | null) {
     if (form?.type !== "hosted") return this.notFound(reply);
-    const appearance = appearanceOf(form.settings);
+    const version = String(form.updatedAt.getTime());
     if (form.isClosed) {
-      const page = this.#cache.get(`closed:${form.id}`, form.updatedAt, () =>
-        closedPage(appearance),
-      );
-      return this.#send(reply, 200, page, appearance);
+      const page = this.#cache.get(`closed:${form.id}`, version, () => {
+        const appearance = appearanceOf(form.settings);
+        return this.#prepare(closedPage(appearance), appearance);
+      });
+      return this.#send(reply, 200, page);
     }
-    const page = this.#cache.get(`form:${form.id}`, form.updatedAt, () =>
-      formPage(
-        { id: form.id, name: form.name, appearance, next: successLocation(form) },
-        this.#scripts,
-      ),
-    );
-    return this.#send(reply, 200, page, appearance);
+    // The address a script goes to after sending depends on the plan (a custom redirect is paid).
+    const page = this.#cache.get(`form:${form.id}`, `${version}:${form.plan}`, () => {
+      const appearance = appearanceOf(form.settings);
+      const next = successLocation(form);
+      const html = formPage({ id: form.id, name: form.name, appearance, next }, this.#scripts);
+      return this.#prepare(html, appearance);
+    });
+    return this.#send(reply, 200, page);
   }
 
   /** The form again after a refused post: the answers as typed and every field's message. */
@@ -66,27 +64,30 @@ export class HostedPages {
       this.#scripts,
       state,
     );
-    return this.#send(reply, 422, page, appearance);
+    return this.#send(reply, 422, this.#prepare(page, appearance));
   }
 
-  thanks(reply: FastifyReply, form: IntakeForm) {
-    const appearance = appearanceOf(form.settings);
-    const page = this.#cache.get(`thanks:${form.id}`, form.updatedAt, () => thanksPage(appearance));
-    return this.#send(reply, 200, page, appearance);
+  thanks(reply: FastifyReply, form: PageForm) {
+    const version = String(form.updatedAt.getTime());
+    const page = this.#cache.get(`thanks:${form.id}`, version, () => {
+      const appearance = appearanceOf(form.settings);
+      return this.#prepare(thanksPage(appearance), appearance);
+    });
+    return this.#send(reply, 200, page);
   }
 
   notFound(reply: FastifyReply) {
-    return this.#send(reply, 404, this.#notFound, null);
+    return this.#send(reply, 404, this.#notFound);
   }
 
   /** An intake error as a page: in the form's look when the form is known. */
   error(reply: FastifyReply, status: number, page: ErrorPage, form: IntakeForm | null) {
     const { title, message, closed } = page;
-    if (!form) return this.#send(reply, status, errorPage(title, message), null);
+    if (!form) return this.#send(reply, status, this.#prepare(errorPage(title, message), null));
     const appearance = appearanceOf(form.settings);
     const html = closed
       ? closedPage(appearance, message)
       : plainPage(title, message, "problem", appearance);
-    return this.#send(reply, status, html, appearance);
+    return this.#send(reply, status, this.#prepare(html, appearance));
   }
 }

@@ -4,6 +4,7 @@ import type { Database } from "../db/database.ts";
 import { FORM_ID } from "../forms/forms.service.ts";
 import { apiOperation } from "../http/api-responses.ts";
 import { findIntakeForm } from "../intake/intake.repository.ts";
+import type { FormViewCache } from "./form-view-cache.ts";
 import type { HostedPages } from "./hosted-pages.ts";
 import { PAGE_ASSETS } from "./page-assets.ts";
 
@@ -33,12 +34,16 @@ const thanks = apiOperation({
   htmlErrors: true,
 });
 
-export const hostedRoutes: FastifyPluginAsyncTypebox<{ db: Database; pages: HostedPages }> = async (
-  app,
-  { db, pages },
-) => {
+export const hostedRoutes: FastifyPluginAsyncTypebox<{
+  db: Database;
+  pages: HostedPages;
+  forms: FormViewCache;
+}> = async (app, { db, pages, forms }) => {
+  // From memory when the form was read lately: a view of a known form makes no round trip.
   const find = (formId: string) =>
-    FORM_ID.test(formId) ? findIntakeForm(db, formId, new Date()) : Promise.resolve(null);
+    FORM_ID.test(formId)
+      ? forms.form(formId, () => findIntakeForm(db, formId, new Date()))
+      : Promise.resolve(null);
 
   app.get(
     "/f/:formId",

@@ -67,28 +67,18 @@ export function pagePolicy(
   return directives.filter((d) => d !== null).join("; ");
 }
 
-export interface PageOptions {
-  nonce: string;
-  token: string;
-  appearance: Appearance | null;
-  scripts: CaptchaScriptUrls;
-}
-
 /** Sends a rendered page with its nonce and token in place and the headers every page carries. */
 export function sendHostedPage(
   reply: FastifyReply,
   status: number,
   page: PreparedPage,
-  options: PageOptions,
+  { nonce, token }: { nonce: string; token: string },
 ) {
   return reply
     .code(status)
     .header("Content-Type", "text/html; charset=utf-8")
-    .header(
-      "Content-Security-Policy",
-      pagePolicy(options.nonce, options.appearance, options.scripts),
-    )
+    .header("Content-Security-Policy", page.policy(nonce))
     .header("Cache-Control", "no-store")
     .header("Referrer-Policy", "strict-origin-when-cross-origin")
-    .send(page.bytes(options.nonce, options.token));
+    .send(page.bytes(nonce, token));
 }

@@ -1,0 +1,152 @@
+import {
+  confirmKeyChange,
+  hearKeyChangesOfThisProcess,
+  KEY_CHANGES_CHANNEL,
+} from "../auth/key-cache.ts";
+import type { Database } from "../db/database.ts";
+import { confirmChange } from "../forms/form-changes.repository.ts";
+import {
+  confirmationOf,
+  FORM_CHANGES_CHANNEL,
+  type FormChangeListener,
+  formChange,
+  hearFormChangesOfThisProcess,
+  readPayload,
+} from "../forms/form-changes.ts";
+import type { IntakeForm } from "../intake/intake.repository.ts";
+
+/** What a page view needs of a form: never its secret, nor its count. */
+export type PageForm = Omit<IntakeForm, "captchaSecret" | "submissions" | "storedIsClosed">;
+
+/** A safety net only: every change that alters a view is announced (docs/decisions.md). */
+const TTL_MS = 5_000;
+const MAX_ENTRIES = 10_000;
+const FORM_PREFIX = formChange.form("");
+const ORGANIZATION_PREFIX = formChange.organization("");
+
+/**
+ * The forms of the hosted pages, kept in memory so that a page view makes no round trip to the
+ * store. Exact: every change to what a view shows (an update or deletion, a plan change, a
+ * submission reaching the limit, a spam move) is announced to every instance and dropped here
+ * before the change returns; an entry never outlives the form's deadline; and while either LISTEN
+ * connection is down nothing is kept, so no announcement can be missed.
+ */
+export class FormViewCache implements FormChangeListener {
+  readonly db: Database;
+  #entries = new Map<string, { form: PageForm; expiresAt: number }>();
+  #listenerPid = 0;
+  #formsHeard = false;
+  #keysHeard = false;
+  /** Moves on every change, so that a read racing one does not store what it read before. */
+  #generation = 0;
+  readonly #confirmations = new Map<string, () => void>();
+  readonly #stops: (() => unknown)[];
+
+  constructor(db: Database) {
+    this.db = db;
+    const stopForms = db.listen(FORM_CHANGES_CHANNEL, {
+      message: (payload) => this.#heard(payload),
+      connected: (pid) => {
+        this.#startOver();
+        this.#listenerPid = pid ?? 0;
+        this.#formsHeard = true;
+      },
+      disconnected: () => {
+        this.#formsHeard = false;
+        this.#listenerPid = 0;
+        this.#startOver();
+      },
+    });
+    // A plan change is announced as a key change (announceKeyChange): this listener confirms it.
+    const stopKeys = db.listen(KEY_CHANGES_CHANNEL, {
+      message: (change) => {
+        this.forget(change);
+        confirmKeyChange(db, change).catch(() => {});
+      },
+      connected: () => {
+        this.#startOver();
+        this.#keysHeard = true;
+      },
+      disconnected: () => {
+        this.#keysHeard = false;
+        this.#startOver();
+      },
+    });
+    this.#stops = [
+      stopForms,
+      stopKeys,
+      hearFormChangesOfThisProcess(this),
+      hearKeyChangesOfThisProcess(this),
+    ];
+  }
+
+  get listenerPid() {
+    return this.#listenerPid;
+  }
+
+  /** The form as a view shows it: from memory when known and fresh, else from `load`. */
+  async form(formId: string, load: () => Promise<IntakeForm | null>): Promise<PageForm | null> {
+    const now = Date.now();
+    const cached = this.#entries.get(formId);
+    if (cached && cached.expiresAt > now) return cached.form;
+    if (!(this.#formsHeard && this.#keysHeard)) return load();
+    const generation = this.#generation;
+    const loaded = await load();
+    if (!loaded) return null;
+    const {
+      captchaSecret: _secret,
+      submissions: _count,
+      storedIsClosed: _stored,
+      ...form
+    } = loaded;
+    if (this.#formsHeard && this.#keysHeard && generation === this.#generation) {
+      // An open form's deadline closes it without an announcement: its entry ends there.
+      const deadline = form.isClosed ? null : form.autoCloseAt?.getTime();
+      const expiresAt = Math.min(now + TTL_MS, deadline ?? Number.POSITIVE_INFINITY);
+      if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear();
+      this.#entries.set(formId, { form, expiresAt });
+    }
+    return form;
+  }
+
+  forget(change: string) {
+    this.#generation++;
+    const formId = change.slice(FORM_PREFIX.length);
+    if (change === formChange.form(formId)) {
+      this.#entries.delete(formId);
+      return;
+    }
+    if (!change.startsWith(ORGANIZATION_PREFIX)) return;
+    for (const [id, { form }] of this.#entries) {
+      if (change === formChange.organization(form.organizationId)) this.#entries.delete(id);
+    }
+  }
+
+  onConfirmation(payload: string, confirmed: () => void): () => void {
+    this.#confirmations.set(payload, confirmed);
+    return () => this.#confirmations.delete(payload);
+  }
+
+  #heard(payload: string) {
+    const read = readPayload(payload);
+    if ("confirms" in read) {
+      this.#confirmations.get(read.confirms)?.();
+      return;
+    }
+    this.forget(read.change);
+    // The announcer dropped its own process's entries already; every other instance waits for.
+    if (this.db.kind === "postgres" && read.announcerPid !== this.#listenerPid) {
+      confirmChange(this.db, FORM_CHANGES_CHANNEL, confirmationOf(payload)).catch(() => {});
+    }
+  }
+
+  #startOver() {
+    this.#generation++;
+    this.#entries.clear();
+  }
+
+  async close() {
+    this.#entries.clear();
+    await Promise.all(this.#stops.map((stop) => stop()));
+  }
+}
