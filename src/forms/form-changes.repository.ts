@@ -14,16 +14,22 @@ export interface Announcement {
   listeners: number;
 }
 
+const OTHER_LISTENERS = (first: number) => `(SELECT count(*)::int FROM pg_stat_activity
+   WHERE datname = current_database() AND application_name = $${first + 2}
+     AND pid <> $${first + 3})`;
+
 /**
  * Columns for a statement's RETURNING (or SELECT) that announce its change, parameters `$first`
- * to `$first + 3` (announceParams): the notification goes out when the transaction commits, and
- * the listeners are counted before, so an instance that starts listening later starts with
- * nothing cached. Costs no round trip of its own.
+ * to `$first + 3` (announceParams). The other instances listening are counted, and only when
+ * there are some is the notification sent (it goes out when the transaction commits): NOTIFY
+ * makes PostgreSQL commit notifying transactions one at a time, which a single instance need not
+ * pay for. An instance that starts listening after the count waits for the writes under way to
+ * end before it keeps anything (see FormViewCache). Costs no round trip of its own.
  */
 export const announceColumns = (first: number) =>
-  `pg_notify($${first}, $${first + 1}) IS NULL AS announced,
-   (SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database()
-      AND application_name = $${first + 2} AND pid <> $${first + 3}) AS listeners`;
+  `CASE WHEN ${OTHER_LISTENERS(first)} > 0 THEN pg_notify($${first}, $${first + 1}) END
+     IS NULL AS announced,
+   ${OTHER_LISTENERS(first)} AS listeners`;
 
 export const announceParams = (announcement: Announcement) => [
   announcement.channel,
@@ -44,4 +50,21 @@ export async function announceAlone(db: Queryable, announcement: Announcement): 
 /** Tells the announcing instance that this one has dropped what `payload` names. */
 export async function confirmChange(db: Queryable, channel: string, payload: string) {
   await db.query("SELECT pg_notify($1, $2)", [channel, payload]);
+}
+
+/** The first transaction id not yet started: those below it are running or have ended. */
+export async function transactionHorizon(db: Queryable): Promise<string> {
+  const rows = await db.query<{ horizon: string }>(
+    "SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS horizon",
+  );
+  return rows[0]?.horizon ?? "0";
+}
+
+/** Whether every transaction below `horizon` has ended (committed or rolled back). */
+export async function endedBefore(db: Queryable, horizon: string): Promise<boolean> {
+  const rows = await db.query<{ ended: boolean }>(
+    "SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::text::xid8 AS ended",
+    [horizon],
+  );
+  return rows[0]?.ended === true;
 }

@@ -1,10 +1,15 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import {
   confirmKeyChange,
   hearKeyChangesOfThisProcess,
   KEY_CHANGES_CHANNEL,
 } from "../auth/key-cache.ts";
 import type { Database } from "../db/database.ts";
-import { confirmChange } from "../forms/form-changes.repository.ts";
+import {
+  confirmChange,
+  endedBefore,
+  transactionHorizon,
+} from "../forms/form-changes.repository.ts";
 import {
   confirmationOf,
   FORM_CHANGES_CHANNEL,
@@ -21,6 +26,7 @@ export type PageForm = Omit<IntakeForm, "captchaSecret" | "submissions" | "store
 /** A safety net only: every change that alters a view is announced (docs/decisions.md). */
 const TTL_MS = 5_000;
 const MAX_ENTRIES = 10_000;
+const WRITES_POLL_MS = 50;
 const FORM_PREFIX = formChange.form("");
 const ORGANIZATION_PREFIX = formChange.organization("");
 
@@ -37,6 +43,8 @@ export class FormViewCache implements FormChangeListener {
   #listenerPid = 0;
   #formsHeard = false;
   #keysHeard = false;
+  /** Moves each time the forms' LISTEN connection is made or lost. */
+  #connections = 0;
   /** Moves on every change, so that a read racing one does not store what it read before. */
   #generation = 0;
   readonly #confirmations = new Map<string, () => void>();
@@ -49,9 +57,10 @@ export class FormViewCache implements FormChangeListener {
       connected: (pid) => {
         this.#startOver();
         this.#listenerPid = pid ?? 0;
-        this.#formsHeard = true;
+        void this.#hearFormsOnceWritesEnd(++this.#connections);
       },
       disconnected: () => {
+        this.#connections++;
         this.#formsHeard = false;
         this.#listenerPid = 0;
         this.#startOver();
@@ -78,6 +87,24 @@ export class FormViewCache implements FormChangeListener {
       hearFormChangesOfThisProcess(this),
       hearKeyChangesOfThisProcess(this),
     ];
+  }
+
+  /**
+   * A writer that counted the listeners before this one connected sends it nothing (see
+   * announceColumns): nothing is kept until every transaction under way at connection has ended.
+   */
+  async #hearFormsOnceWritesEnd(connection: number) {
+    if (this.db.kind !== "postgres") {
+      this.#formsHeard = true;
+      return;
+    }
+    try {
+      const horizon = await transactionHorizon(this.db);
+      while (!(await endedBefore(this.db, horizon))) await sleep(WRITES_POLL_MS);
+    } catch {
+      return; // The store is unreachable: its listener is about to be lost and connected again.
+    }
+    if (connection === this.#connections) this.#formsHeard = true;
   }
 
   get listenerPid() {
