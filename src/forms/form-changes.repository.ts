@@ -14,22 +14,26 @@ export interface Announcement {
   listeners: number;
 }
 
-const OTHER_LISTENERS = (first: number) => `(SELECT count(*)::int FROM pg_stat_activity
-   WHERE datname = current_database() AND application_name = $${first + 2}
-     AND pid <> $${first + 3})`;
+/**
+ * A one-row relation for a statement's FROM (or an UPDATE's, a DELETE's USING), `others`: how many
+ * other instances listen, counted once. Parameters `$first` to `$first + 3` (announceParams).
+ */
+export const otherListeners = (first: number) =>
+  `(SELECT count(*)::int AS listeners FROM pg_stat_activity
+     WHERE datname = current_database() AND application_name = $${first + 2}
+       AND pid <> $${first + 3}) AS others`;
 
 /**
- * Columns for a statement's RETURNING (or SELECT) that announce its change, parameters `$first`
- * to `$first + 3` (announceParams). The other instances listening are counted, and only when
- * there are some is the notification sent (it goes out when the transaction commits): NOTIFY
- * makes PostgreSQL commit notifying transactions one at a time, which a single instance need not
- * pay for. An instance that starts listening after the count waits for the writes under way to
- * end before it keeps anything (see FormViewCache). Costs no round trip of its own.
+ * Columns for a statement's RETURNING (or SELECT) that announce its change, with `others`
+ * (otherListeners) in its FROM. Only when other instances listen is the notification sent (it
+ * goes out when the transaction commits): NOTIFY makes PostgreSQL commit notifying transactions
+ * one at a time, which a single instance need not pay for. An instance that starts listening
+ * after the count waits for the writes under way to end before it keeps anything (see
+ * FormViewCache). Costs no round trip of its own.
  */
 export const announceColumns = (first: number) =>
-  `CASE WHEN ${OTHER_LISTENERS(first)} > 0 THEN pg_notify($${first}, $${first + 1}) END
-     IS NULL AS announced,
-   ${OTHER_LISTENERS(first)} AS listeners`;
+  `others.listeners,
+   CASE WHEN others.listeners > 0 THEN pg_notify($${first}, $${first + 1}) END IS NULL AS announced`;
 
 export const announceParams = (announcement: Announcement) => [
   announcement.channel,
@@ -41,7 +45,7 @@ export const announceParams = (announcement: Announcement) => [
 /** Announces a change that no statement of its own carries (a form's count reaching a limit). */
 export async function announceAlone(db: Queryable, announcement: Announcement): Promise<void> {
   const rows = await db.query<{ listeners: number }>(
-    `SELECT ${announceColumns(1)}`,
+    `SELECT ${announceColumns(1)} FROM ${otherListeners(1)}`,
     announceParams(announcement),
   );
   announcement.listeners = rows[0]?.listeners ?? 0;

@@ -1,6 +1,11 @@
 import type { Queryable } from "../db/database.ts";
 import { SUBMISSIONS_SQL } from "../submissions/submission-counts.repository.ts";
-import { type Announcement, announceColumns, announceParams } from "./form-changes.repository.ts";
+import {
+  type Announcement,
+  announceColumns,
+  announceParams,
+  otherListeners,
+} from "./form-changes.repository.ts";
 import type { FormSettings } from "./form-defaults.ts";
 
 export interface FormRow {
@@ -139,6 +144,7 @@ export async function updateForm(
     `UPDATE forms SET name = $4, is_closed = $5, auto_close_at = $6, settings = $7,
             captcha_secret = COALESCE($8, captcha_secret),
             updated_at = GREATEST($1, updated_at + interval '1 millisecond')
+       FROM ${otherListeners(10)}
       WHERE organization_id = $2 AND id = $3 AND ($9::xid IS NULL OR xmin = $9::xid)
       RETURNING ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed", ${announceColumns(10)}`,
     [
@@ -185,6 +191,7 @@ export async function patchForm(
             auto_close_at = CASE WHEN $7 IS NOT NULL AND auto_close_at <= $1 THEN NULL
                                  ELSE auto_close_at END,
             updated_at = GREATEST($1, updated_at + interval '1 millisecond')
+       FROM ${otherListeners(8)}
       WHERE organization_id = $2 AND id = $3
         AND NOT COALESCE($7::boolean = false
           AND ((settings || $5::jsonb) ->> 'limitResponses')::boolean
@@ -211,7 +218,8 @@ export async function deleteForm(
   announcement: Announcement,
 ) {
   const rows = await db.query<{ listeners: number }>(
-    `DELETE FROM forms WHERE organization_id = $1 AND id = $2 RETURNING ${announceColumns(3)}`,
+    `DELETE FROM forms USING ${otherListeners(3)}
+      WHERE organization_id = $1 AND id = $2 RETURNING ${announceColumns(3)}`,
     [organizationId, formId, ...announceParams(announcement)],
   );
   announcement.listeners = rows[0]?.listeners ?? 0;
