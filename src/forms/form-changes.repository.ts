@@ -29,11 +29,13 @@ export const otherListeners = (first: number) =>
  * goes out when the transaction commits): NOTIFY makes PostgreSQL commit notifying transactions
  * one at a time, which a single instance need not pay for. An instance that starts listening
  * after the count waits for the writes under way to end before it keeps anything (see
- * FormViewCache). Costs no round trip of its own.
+ * FormViewCache). Costs no round trip of its own. `when`: a condition on the row written, for a
+ * change that only some rows need announced.
  */
-export const announceColumns = (first: number) =>
-  `others.listeners,
-   CASE WHEN others.listeners > 0 THEN pg_notify($${first}, $${first + 1}) END IS NULL AS announced`;
+export const announceColumns = (first: number, when = "true") =>
+  `CASE WHEN ${when} THEN others.listeners ELSE 0 END AS listeners,
+   CASE WHEN ${when} AND others.listeners > 0 THEN pg_notify($${first}, $${first + 1}) END
+     IS NULL AS announced`;
 
 export const announceParams = (announcement: Announcement) => [
   announcement.channel,

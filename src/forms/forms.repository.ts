@@ -114,6 +114,9 @@ export interface FormChanges {
   captchaSecret: string | undefined;
 }
 
+/** Only hosted forms are kept by the hosted pages' caches: only their changes are announced. */
+const HOSTED = "type = 'hosted'";
+
 /** A written row, and how many instances must confirm the announcement the write carried. */
 type Announced = FormRow & { announced: boolean; listeners: number };
 
@@ -146,7 +149,7 @@ export async function updateForm(
             updated_at = GREATEST($1, updated_at + interval '1 millisecond')
        FROM ${otherListeners(10)}
       WHERE organization_id = $2 AND id = $3 AND ($9::xid IS NULL OR xmin = $9::xid)
-      RETURNING ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed", ${announceColumns(10)}`,
+      RETURNING ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed", ${announceColumns(10, HOSTED)}`,
     [
       now,
       organizationId,
@@ -196,7 +199,7 @@ export async function patchForm(
         AND NOT COALESCE($7::boolean = false
           AND ((settings || $5::jsonb) ->> 'limitResponses')::boolean
           AND (settings || $5::jsonb) ->> 'maxResponses' IS NOT NULL, false)
-      RETURNING ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed", ${announceColumns(8)}`,
+      RETURNING ${FORM_COLUMNS}, ${READS_CLOSED} AS "isClosed", ${announceColumns(8, HOSTED)}`,
     [
       now,
       organizationId,
@@ -219,7 +222,7 @@ export async function deleteForm(
 ) {
   const rows = await db.query<{ listeners: number }>(
     `DELETE FROM forms USING ${otherListeners(3)}
-      WHERE organization_id = $1 AND id = $2 RETURNING ${announceColumns(3)}`,
+      WHERE organization_id = $1 AND id = $2 RETURNING ${announceColumns(3, HOSTED)}`,
     [organizationId, formId, ...announceParams(announcement)],
   );
   announcement.listeners = rows[0]?.listeners ?? 0;

@@ -126,7 +126,10 @@ export class FormViewCache implements FormChangeListener {
       storedIsClosed: _stored,
       ...form
     } = loaded;
-    if (this.#formsHeard && this.#keysHeard && generation === this.#generation) {
+    // Only hosted forms: their changes alone are announced (forms.repository.ts). The others'
+    // pages (a 404, an endpoint form's thank-you page) read the store.
+    const kept = form.type === "hosted";
+    if (kept && this.#formsHeard && this.#keysHeard && generation === this.#generation) {
       // An open form's deadline closes it without an announcement: its entry ends there.
       const deadline = form.isClosed ? null : form.autoCloseAt?.getTime();
       const expiresAt = Math.min(now + TTL_MS, deadline ?? Number.POSITIVE_INFINITY);

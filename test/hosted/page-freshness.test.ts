@@ -58,6 +58,17 @@ test("after an update the very next view shows it; after a deletion, the 404 pag
   assert.match(gone.html, /<h1>Form not found<\/h1>/);
 });
 
+test("an endpoint form's thank-you page follows its updates too (endpoint forms are not kept)", async () => {
+  const form = await newForm(built.app, { useCustomThankYouPage: true, tpHeader: "Thanks once" });
+  const thanks = async () =>
+    (await built.app.inject({ url: `/f/${form.id}/thanks`, headers: { accept: BROWSER_ACCEPT } }))
+      .body;
+  await thanks();
+  assert.match(await thanks(), /Thanks once/);
+  await form.api.updateOk(form.id, { tpHeader: "Thanks twice" });
+  assert.match(await thanks(), /Thanks twice/);
+});
+
 test("isClosed closes the page at the next view, and reopening shows the form again", async () => {
   const form = await newForm(built.app, SAMPLE_FORM);
   assert.ok(isForm((await viewTwice(form.id)).html));
