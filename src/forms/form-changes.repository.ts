@@ -44,15 +44,6 @@ export const announceParams = (announcement: Announcement) => [
   announcement.ownListenerPid,
 ];
 
-/** Announces a change that no statement of its own carries (a form's count reaching a limit). */
-export async function announceAlone(db: Queryable, announcement: Announcement): Promise<void> {
-  const rows = await db.query<{ listeners: number }>(
-    `SELECT ${announceColumns(1)} FROM ${otherListeners(1)}`,
-    announceParams(announcement),
-  );
-  announcement.listeners = rows[0]?.listeners ?? 0;
-}
-
 /** Tells the announcing instance that this one has dropped what `payload` names. */
 export async function confirmChange(db: Queryable, channel: string, payload: string) {
   await db.query("SELECT pg_notify($1, $2)", [channel, payload]);

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { listenerName, type Queryable } from "../db/database.ts";
-import { type Announcement, announceAlone } from "./form-changes.repository.ts";
+import type { Announcement } from "./form-changes.repository.ts";
 
 /**
  * The channel on which a change to what a form's page shows is announced to every instance, and
@@ -100,20 +100,6 @@ export async function announceFormChange<T>(
   } finally {
     stop?.();
   }
-}
-
-/**
- * Announces that a form's closing state changed without an update of the form: a submission has
- * reached its limit of responses. Runs after that submission's transaction has committed.
- */
-export async function announceFormClosing(db: Queryable, formId: string): Promise<void> {
-  await announceFormChange(db, formChange.form(formId), (announcement) =>
-    announceAlone(db, announcement),
-  ).catch(() => {
-    // The submission is stored: its answer stands. A store that cannot take the announcement
-    // has cut every instance's LISTEN connection too, and an instance that does not listen keeps
-    // nothing; the form's own intake refuses the next submission either way.
-  });
 }
 
 const timeout = () =>

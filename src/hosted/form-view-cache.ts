@@ -18,6 +18,7 @@ import {
   hearFormChangesOfThisProcess,
   readPayload,
 } from "../forms/form-changes.ts";
+import { DEFAULT_SETTINGS } from "../forms/form-defaults.ts";
 import type { IntakeForm } from "../intake/intake.repository.ts";
 
 /** What a page view needs of a form: never its secret, nor its count. */
@@ -32,10 +33,11 @@ const ORGANIZATION_PREFIX = formChange.organization("");
 
 /**
  * The forms of the hosted pages, kept in memory so that a page view makes no round trip to the
- * store. Exact: every change to what a view shows (an update or deletion, a plan change, a
- * submission reaching the limit, a spam move) is announced to every instance and dropped here
- * before the change returns; an entry never outlives the form's deadline; and while either LISTEN
- * connection is down nothing is kept, so no announcement can be missed.
+ * store. Exact: every change to what a view shows (an update or deletion, a plan change) is
+ * announced to every instance and dropped here before the change returns; a form that a
+ * submission could close (it has a limit of responses) is never kept; an entry never outlives
+ * the form's deadline; and while either LISTEN connection is down nothing is kept, so no
+ * announcement can be missed.
  */
 export class FormViewCache implements FormChangeListener {
   readonly db: Database;
@@ -127,8 +129,11 @@ export class FormViewCache implements FormChangeListener {
       ...form
     } = loaded;
     // Only hosted forms: their changes alone are announced (forms.repository.ts). The others'
-    // pages (a 404, an endpoint form's thank-you page) read the store.
-    const kept = form.type === "hosted";
+    // pages (a 404, an endpoint form's thank-you page) read the store. So do the views of a form
+    // with a limit of responses: any submission may close it, and the intake announces nothing.
+    const settings = { ...DEFAULT_SETTINGS, ...form.settings };
+    const limited = settings.limitResponses && settings.maxResponses !== null;
+    const kept = form.type === "hosted" && !limited;
     if (kept && this.#formsHeard && this.#keysHeard && generation === this.#generation) {
       // An open form's deadline closes it without an announcement: its entry ends there.
       const deadline = form.isClosed ? null : form.autoCloseAt?.getTime();

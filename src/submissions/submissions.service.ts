@@ -1,8 +1,6 @@
 import type { KeyOwner } from "../auth/api-keys.repository.ts";
 import type { Database, Queryable } from "../db/database.ts";
 import type { FileLinks } from "../files/file-links.ts";
-import { announceAlone } from "../forms/form-changes.repository.ts";
-import { announceFormChange, formChange } from "../forms/form-changes.ts";
 import { AppError, formNotFound } from "../http/errors.ts";
 import { parseInstant } from "../http/formats.ts";
 import { paginationOf } from "../http/pagination.ts";
@@ -134,9 +132,7 @@ export async function getSubmission(
 
 /**
  * Moves the submission into or out of spam, and the form's counter with it, in one transaction.
- * Asking for the state it is already in changes nothing, not even the reason it was caught. A
- * move may close or reopen a form with a limit of responses: it is announced to the hosted pages
- * in the same transaction, and returns once every instance has dropped the form.
+ * Asking for the state it is already in changes nothing, not even the reason it was caught.
  */
 export async function updateSubmission(
   db: Database,
@@ -147,37 +143,24 @@ export async function updateSubmission(
   input: UpdateSubmissionInput,
 ) {
   checkIds(formId, submissionId);
-  const row = await announceFormChange(db, formChange.form(formId), (announcement) =>
-    db.transaction(async (tx) => {
-      const current = await repository.lockSubmission(
-        tx,
-        owner.organizationId,
-        formId,
-        submissionId,
-      );
-      if (!current) throw await notFound(tx, owner, formId);
-      if (current.isSpam === input.isSpam) {
-        const found = await repository.findSubmission(
-          tx,
-          owner.organizationId,
-          formId,
-          submissionId,
-        );
-        return found.row as repository.SubmissionRow;
-      }
-      const updated = await repository.setSpam(
-        tx,
-        owner.organizationId,
-        submissionId,
-        input.isSpam,
-        new Date(),
-      );
-      // The counter counts accepted submissions that are not spam.
-      await changeSubmissionCount(tx, formId, input.isSpam ? -1 : 1);
-      await announceAlone(tx, announcement);
-      return updated;
-    }),
-  );
+  const row = await db.transaction(async (tx) => {
+    const current = await repository.lockSubmission(tx, owner.organizationId, formId, submissionId);
+    if (!current) throw await notFound(tx, owner, formId);
+    if (current.isSpam === input.isSpam) {
+      const found = await repository.findSubmission(tx, owner.organizationId, formId, submissionId);
+      return found.row as repository.SubmissionRow;
+    }
+    const updated = await repository.setSpam(
+      tx,
+      owner.organizationId,
+      submissionId,
+      input.isSpam,
+      new Date(),
+    );
+    // The counter counts accepted submissions that are not spam.
+    await changeSubmissionCount(tx, formId, input.isSpam ? -1 : 1);
+    return updated;
+  });
   return toSubmissionRecord(row, await links.signer());
 }
 
