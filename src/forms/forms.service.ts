@@ -76,7 +76,7 @@ function settingsOf(input: CreateFormInput | UpdateFormInput): Partial<FormSetti
   return fields ? { ...settings, fields: checkFields(fields) } : settings;
 }
 
-export function toFormRecord(row: repository.FormRow): FormRecord {
+export function toFormRecord(row: repository.WrittenFormRow): FormRecord {
   return {
     ...DEFAULT_SETTINGS,
     ...row.settings,
