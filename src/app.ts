@@ -91,17 +91,17 @@ export async function buildApp(dependencies: AppDependencies) {
   registerSecurityHeaders(app);
   registerExpectations(app);
   registerJsonBodyParser(app);
-  // Before the key check, as a path that cannot be decoded is refused before routing.
-  app.addHook("onRequest", async (request) => {
-    if (!hasDecodableQuery(request.url)) {
-      throw undecodableUrl();
-    }
+  // Before the key check, as a path that cannot be decoded is refused before routing. Hooks that
+  // wait for nothing take `done` rather than return a promise: one microtask less per request each.
+  app.addHook("onRequest", (request, _reply, done) => {
+    done(hasDecodableQuery(request.url) ? undefined : undecodableUrl());
   });
-  app.addHook("onSend", async (request, reply) => {
+  app.addHook("onSend", (request, reply, _payload, done) => {
     reply.header("X-Request-Id", request.id);
     // Answered before its body arrived (a 401 for a body still on its way): the rest of that body
     // would be read as the next request, so the connection ends with this answer.
     if (request.raw.complete === false) reply.header("Connection", "close");
+    done();
   });
   await registerOpenApi(app);
   if (withoutAuthenticationAs) {

@@ -8,11 +8,13 @@ import { AppError } from "./errors.ts";
 export function registerExpectations(app: FastifyInstance) {
   // Node would otherwise answer a bare 417 itself, before the application sees the request.
   app.server.on("checkExpectation", (request, response) => app.routing(request, response));
-  app.addHook("onRequest", async (request) => {
+  app.addHook("onRequest", (request, _reply, done) => {
     const expect = request.headers.expect;
     // Node's own reading of the header, which has already sent the 100 when it matches.
     if (expect !== undefined && !/(?:^|\W)100-continue(?:$|\W)/i.test(expect)) {
-      throw new AppError("expectation_failed", "Expect: only 100-continue is supported");
+      done(new AppError("expectation_failed", "Expect: only 100-continue is supported"));
+      return;
     }
+    done();
   });
 }

@@ -22,12 +22,13 @@ const DOCS_POLICY = [
 ].join("; ");
 
 export function registerSecurityHeaders(app: FastifyInstance) {
-  app.addHook("onSend", async (request, reply) => {
+  app.addHook("onSend", (request, reply, _payload, done) => {
     reply.header(...NO_SNIFF);
     // An answer to a keyed request is that organization's data: no cache may keep or share it.
     if (request.routeOptions.config.scope) reply.header("Cache-Control", "no-store");
     if (request.routeOptions.url?.startsWith(DOCS_PREFIX)) {
       reply.header("Content-Security-Policy", DOCS_POLICY);
     }
+    done();
   });
 }
