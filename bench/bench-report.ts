@@ -5,6 +5,7 @@ import { projectRoot } from "./child-processes.ts";
 import type { MachineInfo } from "./machine-info.ts";
 import type { UploadFigures } from "./measure-uploads.ts";
 import type { Measurement } from "./measurement.ts";
+import type { NotificationFigures } from "./notification-scenarios.ts";
 import { listLatencyChart } from "./report-chart.ts";
 import { writePerformanceDoc } from "./report-docs.ts";
 import type { SubmissionFigures } from "./submission-scenarios.ts";
@@ -40,6 +41,8 @@ export interface BenchReport {
   submissions: SubmissionFigures;
   /** The uploads scenarios' rounds (issue 11). */
   uploads: UploadFigures;
+  /** The notifications scenarios' figures that are not load runs (backlog, latency, drains). */
+  notifications: NotificationFigures;
   targets: TargetResult[];
   measurements: Measurement[];
 }

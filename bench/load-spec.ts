@@ -50,3 +50,11 @@ export interface LoadSummary {
   timeouts: number;
   statusCodes: Record<string, number>;
 }
+
+/** What a contact form sends: three short fields, each submission its own. */
+export const intakeBody = (sent: number) =>
+  new URLSearchParams({
+    name: `Ada Lovelace ${sent}`,
+    email: `ada${sent}@example.com`,
+    message: `Hello, I would like to know more about your service. Request ${sent}.`,
+  }).toString();

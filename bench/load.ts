@@ -5,6 +5,7 @@ import { text } from "node:stream/consumers";
 import autocannon, { type Request } from "autocannon";
 import {
   FORMS_PATH,
+  intakeBody,
   type LoadRequest,
   type LoadSpec,
   type LoadSummary,
@@ -96,14 +97,6 @@ function requestsFor(request: LoadRequest, headers: Record<string, string>): Req
       ];
   }
 }
-
-/** What a contact form sends: three short fields, each submission its own. */
-const intakeBody = (sent: number) =>
-  new URLSearchParams({
-    name: `Ada Lovelace ${sent}`,
-    email: `ada${sent}@example.com`,
-    message: `Hello, I would like to know more about your service. Request ${sent}.`,
-  }).toString();
 
 /** The requests, each sending the next of `apiKeys` as its key when there are any. */
 function withRotatingKeys(requests: Request[], apiKeys: string[] | undefined): Request[] {

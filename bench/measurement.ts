@@ -34,6 +34,8 @@ export interface RunSpec {
   request: LoadRequest;
   /** The run's connections; the options' (50) by default. */
   connections?: number;
+  /** Runs after each run, before the next: work the run left behind in the background. */
+  afterRun?: () => Promise<void>;
 }
 
 /** Runs that targets compare across servers or sizes: each made this many times, taking turns. */
@@ -110,6 +112,7 @@ export function createMeasurer(options: BenchOptions, log: (line: string) => voi
         `p99 ${milliseconds(latencyMs?.p99)} ms` +
         (non2xx + errors > 0 ? `, ${non2xx} non-2xx, ${errors} errors` : ""),
     );
+    await spec.afterRun?.();
     return summary;
   }
 }

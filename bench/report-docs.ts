@@ -6,6 +6,7 @@ import type { BenchReport } from "./bench-report.ts";
 import { REVOCATIONS } from "./checks.ts";
 import { formsLabel, ROUNDS } from "./measurement.ts";
 import { ALL_SIZES, DEFAULT_BENCH_REDIS_URL } from "./options.ts";
+import { notificationsMethodology } from "./report-notifications.ts";
 import { exportTable, submissionsMethodology } from "./report-submissions.ts";
 import { machineTable, markdownTable, measurementsTable, targetsTable } from "./report-table.ts";
 import { deepPage, MANY_KEYS, PAGE_SIZE, SCENARIOS } from "./scenarios.ts";
@@ -104,6 +105,7 @@ ${submissionsMethodology(report)}
   plain \`node:http\` handler reading the same slices with one prepared statement
   (bench/servers/plain-file.ts); the same burst on the embedded store, its server in a process
   of its own. Peak RSS is the server's \`VmHWM\`.
+${notificationsMethodology(report)}
 - **Checks before any load**, each a target: \`meta.total\` equals what was seeded, without
   filter, per type and for the search, on formdeck; the minimal handler and formdeck without auth
   answer exactly formdeck's body; a key revoked on the database is refused on its very next
@@ -120,6 +122,7 @@ npm run bench                                         # everything, about 25 min
 BENCH_DURATION=3 npm run bench -- --sizes 100,10000   # a quick run without the 1M organization
 npm run bench -- --only search                        # scenarios whose name contains "search"
 npm run bench -- --only intake                        # the intake's runs (issue 10)
+npm run bench -- --only notifications                 # emails and webhooks (issue 13)
 BENCH_SUBMISSIONS=20000 npm run bench -- --only "submissions " # a small submissions form
 \`\`\`
 

@@ -5,10 +5,14 @@ import { evaluateHostedTargets } from "./hosted-targets.ts";
 import { machineInfo } from "./machine-info.ts";
 import { measureOnEmbeddedStore } from "./measure-embedded.ts";
 import { measureHostedPage } from "./measure-hosted.ts";
+import { measureNotifications } from "./measure-notifications.ts";
+import { measureNotificationsEmbedded } from "./measure-notifications-embedded.ts";
 import { measureOnPostgres } from "./measure-postgres.ts";
 import { measureSubmissions } from "./measure-submissions.ts";
 import { measureUploads, type UploadFigures } from "./measure-uploads.ts";
 import { createMeasurer } from "./measurement.ts";
+import type { NotificationFigures } from "./notification-scenarios.ts";
+import { evaluateNotificationTargets } from "./notification-targets.ts";
 import { type BenchOptions, isCompleteRun, parseOptions, USAGE, UsageError } from "./options.ts";
 import { preparePostgres } from "./prepare-postgres.ts";
 import { measurementsTable, targetsTable, textTable } from "./report-table.ts";
@@ -32,16 +36,19 @@ async function bench(options: BenchOptions): Promise<boolean> {
   let machine: BenchReport["machine"];
   let submissions: SubmissionFigures;
   let uploads: UploadFigures;
+  let notifications: NotificationFigures;
   try {
     machine = await machineInfo(store.db);
     postgres = await measureOnPostgres(store, measurer, log);
     submissions = await measureSubmissions(store, options, measurer, log);
     await measureHostedPage(store, measurer, log);
     uploads = await measureUploads(store, measurer.selects, log);
+    notifications = await measureNotifications(store, options, measurer, log);
   } finally {
     await store.close();
   }
   const embedded = await measureOnEmbeddedStore(options, measurer, log);
+  notifications.latencies.push(...(await measureNotificationsEmbedded(options, measurer, log)));
 
   const { measurements } = measurer;
   const targets = [
@@ -53,6 +60,7 @@ async function bench(options: BenchOptions): Promise<boolean> {
     ...evaluateSubmissionTargets(measurements, submissions, options.submissions),
     ...evaluateHostedTargets(measurements),
     ...evaluateUploadTargets(uploads),
+    ...evaluateNotificationTargets(measurements, notifications),
   ];
   const report: BenchReport = {
     startedAt,
@@ -75,6 +83,7 @@ async function bench(options: BenchOptions): Promise<boolean> {
     },
     submissions,
     uploads,
+    notifications,
     targets,
     measurements,
   };

@@ -15,7 +15,9 @@ export type ServerName =
   | "formdeck without auth"
   | "minimal handler"
   | "runtime limit"
-  | "formdeck embedded";
+  | "formdeck embedded"
+  | "webhook receiver"
+  | "SMTP sink";
 
 export interface RunningServer {
   name: ServerName;

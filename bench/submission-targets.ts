@@ -1,28 +1,11 @@
 import { findMeasurement, type Measurement } from "./measurement.ts";
 import { SUBMISSION_SCENARIOS as S, type SubmissionFigures } from "./submission-scenarios.ts";
-import { type Measured, p50, ratioOf, single, throughput } from "./target-values.ts";
+import { type Measured, ofRounds, p50, ratioOf, single, throughput } from "./target-values.ts";
 import { judge, type Target, type TargetResult } from "./targets.ts";
 
 const times = (value: number) => `${value.toFixed(2)}×`;
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 const mb = (value: number) => `${value.toFixed(0)} MB`;
-
-const median = (values: readonly number[]) => {
-  const sorted = values.toSorted((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-};
-
-/** The median of per-round values, with their lowest and highest. */
-function ofRounds(values: readonly number[]): Measured | null {
-  if (values.length === 0) return null;
-  return {
-    value: median(values),
-    ...(values.length > 1 ? { min: Math.min(...values), max: Math.max(...values) } : {}),
-  };
-}
 
 const p99 = (run: { latencyMs: { p99: number } | null }) => run.latencyMs?.p99;
 

@@ -18,6 +18,15 @@ const median = (values: readonly number[]) => {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 };
 
+/** The median of per-round values, with their lowest and highest. */
+export function ofRounds(values: readonly number[]): Measured | null {
+  if (values.length === 0) return null;
+  return {
+    value: median(values),
+    ...(values.length > 1 ? { min: Math.min(...values), max: Math.max(...values) } : {}),
+  };
+}
+
 /**
  * `of(a) / of(b)` from the medians of two series that took turns, with the spread of the ratios
  * round by round (the i-th runs of both met the same stretch of the machine's noise).
