@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
-import { type Db, PgBoss } from "pg-boss";
+import { type Db, type Job, type JobResult, PgBoss } from "pg-boss";
 import type { Database, Queryable } from "../db/database.ts";
 
 /**
@@ -32,6 +32,28 @@ export interface EnqueueOptions {
   startAfter?: Date;
 }
 
+export interface WorkOptions {
+  /** Jobs run at once on this instance (default 2). */
+  concurrency?: number;
+  /**
+   * Statements fetching jobs at once (default 1), each for its share of `concurrency`: a slot
+   * is taken again once the jobs fetched with it are all done, so a slow job holds back the
+   * others of its fetch.
+   */
+  fetchers?: number;
+}
+
+/** One job's run: completed, or failed (retried later) when its handler throws. */
+async function runJob<Data>(job: Job<Data>, handler: JobHandler<Data>): Promise<JobResult> {
+  try {
+    await handler(job.data);
+    return { id: job.id, status: "completed" };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { id: job.id, status: "failed", output: { message } };
+  }
+}
+
 export interface JobQueue {
   /**
    * Adds a job to `queue` in `tx`, a transaction of ours: it exists once that transaction
@@ -39,11 +61,7 @@ export interface JobQueue {
    */
   enqueue(tx: Queryable, queue: string, data: object, options?: EnqueueOptions): Promise<void>;
   /** Runs `handler` for the jobs of `queue` on this instance, `concurrency` at a time. */
-  work<Data>(
-    queue: string,
-    handler: JobHandler<Data>,
-    options?: { concurrency?: number },
-  ): Promise<void>;
+  work<Data>(queue: string, handler: JobHandler<Data>, options?: WorkOptions): Promise<void>;
   /** Stops taking jobs and waits for those running, for at most `drainMs`. */
   stop(drainMs?: number): Promise<void>;
 }
@@ -129,25 +147,34 @@ export async function startJobQueue(options: JobQueueOptions): Promise<JobQueue>
         ...(enqueueOptions.startAfter ? { startAfter: enqueueOptions.startAfter } : {}),
       });
     },
-    async work<Data>(
-      queue: string,
-      handler: JobHandler<Data>,
-      workOptions: { concurrency?: number } = {},
-    ) {
-      await boss.work<Data>(
-        queue,
-        {
-          localConcurrency: workOptions.concurrency ?? 2,
-          batchSize: 1,
-          // A job enqueued wakes a worker at once (NOTIFY); one due later (a retry) is found by
-          // this poll.
-          pollingIntervalSeconds: POLL_SECONDS,
-          notifyPollingIntervalSeconds: POLL_SECONDS,
-        },
-        async ([job]) => {
-          if (job) await handler(job.data);
-        },
-      );
+    async work<Data>(queue: string, handler: JobHandler<Data>, workOptions: WorkOptions = {}) {
+      const { concurrency = 2, fetchers = 1 } = workOptions;
+      // Each fetcher takes up to its share of the slots in one statement and runs those jobs at
+      // once, each completed or failed on its own. Few fetchers, not one per slot: a job
+      // enqueued wakes every fetcher of its queue (NOTIFY), and each wake-up is a statement.
+      // A fetcher that got jobs fetches again as soon as they are done (notifyWorker) instead of
+      // waiting for its next poll: a backlog goes at the workers' pace, not a batch per poll.
+      const batchSize = Math.ceil(concurrency / fetchers);
+      for (let fetcher = 0; fetcher < fetchers; fetcher++) {
+        let workerId: string | null = null;
+        workerId = await boss.work<Data>(
+          queue,
+          {
+            localConcurrency: 1,
+            batchSize,
+            perJobResults: true,
+            // A job enqueued wakes the fetchers at once (NOTIFY); one due later (a retry) is
+            // found by this poll.
+            pollingIntervalSeconds: POLL_SECONDS,
+            notifyPollingIntervalSeconds: POLL_SECONDS,
+          },
+          async (jobs) => {
+            const results = await Promise.all(jobs.map((job) => runJob(job, handler)));
+            if (jobs.length > 0 && workerId) boss.notifyWorker(workerId);
+            return results;
+          },
+        );
+      }
     },
     async stop(drainMs = 7_000) {
       await boss.stop({ graceful: true, timeout: drainMs, close: true });

@@ -44,15 +44,15 @@ export async function startNotifications(options: NotificationsOptions): Promise
     databaseUrl: config.databaseUrl,
     queues: NOTIFICATION_QUEUES,
   });
-  if (config.smtpUrl) {
-    await startEmailWorker({
-      db,
-      queue,
-      log,
-      smtpUrl: config.smtpUrl,
-      retryDelaysSeconds: config.deliveryRetryDelaysSeconds,
-    });
-  }
+  const emails = config.smtpUrl
+    ? await startEmailWorker({
+        db,
+        queue,
+        log,
+        smtpUrl: config.smtpUrl,
+        retryDelaysSeconds: config.deliveryRetryDelaysSeconds,
+      })
+    : null;
   const webhooks = await startWebhookWorker({
     db,
     jobs: queue,
@@ -73,6 +73,7 @@ export async function startNotifications(options: NotificationsOptions): Promise
     async stop(drainMs) {
       await queue.stop(drainMs);
       await webhooks.close();
+      emails?.close();
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { Dispatcher } from "undici";
-import type { Database } from "../db/database.ts";
+import type { Database, Queryable } from "../db/database.ts";
 import * as deliveries from "./deliveries.repository.ts";
 import type { DeliveryJob, DeliveryQueue } from "./delivery-queue.ts";
 import { signedHeaders } from "./signing.ts";
@@ -79,8 +79,8 @@ export async function runDeliveryJob(runner: DeliveryRunner, job: DeliveryJob): 
     runner.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS,
   );
   const outcome = outcomeOf(job, result, work.scheduledAttempts, runner.retryDelaysMs);
-  await db.transaction(async (tx) => {
-    await deliveries.recordAttempt(tx, work.id, {
+  const record = (q: Queryable) =>
+    deliveries.recordAttempt(q, work.id, {
       attempt: {
         at: result.at.toISOString(),
         statusCode: result.statusCode,
@@ -92,15 +92,23 @@ export async function runDeliveryJob(runner: DeliveryRunner, job: DeliveryJob): 
       status: outcome.status,
       nextAttemptAt: outcome.nextAttemptAt,
     });
+  const next = job.kind === "scheduled" ? outcome.nextAttemptAt : null;
+  // Most attempts end in one statement (a success, a final failure): no transaction to open.
+  if (!outcome.gone && !next) {
+    await record(db);
+    return;
+  }
+  await db.transaction(async (tx) => {
+    await record(tx);
     if (outcome.gone) {
       await deliveries.disableWebhook(tx, work.webhookId, new Date());
       await refreshFormSummary(tx, work.formId);
     }
-    if (job.kind === "scheduled" && outcome.nextAttemptAt) {
+    if (next) {
       await runner.queue.enqueue(
         tx,
         { deliveryId: work.id, kind: "scheduled", attempt: job.attempt + 1, resume: false },
-        outcome.nextAttemptAt,
+        next,
       );
     }
   });

@@ -8,9 +8,12 @@ import { runDeliveryJob } from "./webhook-runner.ts";
 
 /**
  * Attempts run at once on one instance: each mostly waits on a receiver, and the queue's
- * throughput target (300 deliveries a second) needs many in flight.
+ * throughput target (300 deliveries a second) needs many in flight. They are fetched by 4
+ * statements of 8: a receiver that hangs holds back at most 7 others of its fetch, for at most
+ * the attempt's 15 s.
  */
 const CONCURRENCY = 32;
+const FETCHERS = 4;
 
 /** Delivery attempts as jobs of the shared job engine. */
 export function deliveryQueueOn(jobs: JobQueue): DeliveryQueue {
@@ -37,6 +40,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions) {
   };
   await options.jobs.work<DeliveryJob>(WEBHOOK_QUEUE, (job) => runDeliveryJob(runner, job), {
     concurrency: CONCURRENCY,
+    fetchers: FETCHERS,
   });
   return { close: () => dispatcher.close() };
 }
