@@ -10,13 +10,15 @@ import type { RunningServer } from "./servers.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Deliveries and emails of the organization not yet final. */
+/** Events not yet relayed, and deliveries and emails not yet final, of the organization. */
 export async function pendingNotifications(db: Queryable, organizationId: string) {
   const [row] = await db.query<{ pending: number }>(
     `SELECT (SELECT count(*) FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
               WHERE w.organization_id = $1 AND d.status = 'pending')::int
           + (SELECT count(*) FROM email_records e JOIN forms f ON f.id = e.form_id
-              WHERE f.organization_id = $1 AND e.status = 'pending')::int AS pending`,
+              WHERE f.organization_id = $1 AND e.status = 'pending')::int
+          + (SELECT count(*) FROM submission_events_outbox o JOIN forms f ON f.id = o.form_id
+              WHERE f.organization_id = $1)::int AS pending`,
     [organizationId],
   );
   return row?.pending ?? 0;
