@@ -28,7 +28,7 @@ import { registerSecurityHeaders } from "./http/security-headers.ts";
 import { hasDecodableQuery, validatorCompiler } from "./http/validation.ts";
 import { type IntakeDependencies, intakeRoutes } from "./intake/intake.routes.ts";
 import { emailsRoutes } from "./notifications/email/emails.routes.ts";
-import { nothingPending, startEventRelay } from "./notifications/event-relay.ts";
+import { type EventRelay, nothingPending, startEventRelay } from "./notifications/event-relay.ts";
 import type { RateLimiter } from "./rate-limit/rate-limiter.ts";
 import { submissionsRoutes } from "./submissions/submissions.routes.ts";
 import { type DeliveryQueue, noDeliveryQueue } from "./webhooks/delivery-queue.ts";
@@ -141,7 +141,14 @@ export async function buildApp(dependencies: AppDependencies) {
   await app.register(fileLinkRoutes, { db, links });
   if (intake) {
     const pages = new HostedPages(config.captchaScriptUrls);
-    await app.register(intakeRoutes, { db, config, intake, pages, links });
+    await app.register(intakeRoutes, {
+      db,
+      config,
+      intake,
+      pages,
+      links,
+      relay: relay as EventRelay,
+    });
     const forms = new FormViewCache(db);
     app.addHook("onClose", () => forms.close());
     await app.register(hostedRoutes, { db, pages, forms });

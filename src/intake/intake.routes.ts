@@ -14,6 +14,7 @@ import { toAppError } from "../http/error-handling.ts";
 import { AppError, errorBody } from "../http/errors.ts";
 import { validatorCompiler } from "../http/validation.ts";
 import { IdempotencyHeaders, REPLAYED_HEADER } from "../idempotency/idempotency-key.ts";
+import type { EventRelay } from "../notifications/event-relay.ts";
 import type { SubmissionEvents } from "../notifications/submission-events.ts";
 import type { RateLimiter } from "../rate-limit/rate-limiter.ts";
 import { corsOrigin } from "./access-rules.ts";
@@ -63,7 +64,9 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
   pages: HostedPages;
   /** Signs the files' links of the record that notifications carry. */
   links: FileLinks;
-}> = async (app, { db, config, intake, pages, links }) => {
+  /** Woken when a submission stored in one statement leaves its event in the outbox. */
+  relay: Pick<EventRelay, "wake">;
+}> = async (app, { db, config, intake, pages, links, relay }) => {
   // Only the three submission bodies; anything else is a 415 naming them.
   app.removeAllContentTypeParsers();
   for (const type of INTAKE_MEDIA_TYPES) {
@@ -188,6 +191,7 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
           uploads,
           links,
           oneStatement,
+          relay,
         });
       let received: Awaited<ReturnType<typeof receive>>;
       try {

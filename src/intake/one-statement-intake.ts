@@ -33,7 +33,7 @@ export class FormChanged extends Error {
 
 /**
  * Stores and counts the submission in one statement, its notifications' event with it, or throws
- * FormChanged. The event carries what notifications read of the form as it was checked, and the
+ * FormChanged. Resolves to whether it left an event in the outbox. The event carries what notifications read of the form as it was checked, and the
  * record as the API would answer it (built from what was received: `never` stores nothing).
  */
 export async function storeInOneStatement(
@@ -42,7 +42,7 @@ export async function storeInOneStatement(
   form: IntakeForm,
   linkOf: LinkOf,
   relay: string,
-): Promise<void> {
+): Promise<boolean> {
   const event: SubmissionEvent | null = mayNotify(form)
     ? {
         form: { id: form.id, name: form.name, plan: form.plan, settings: form.settings },
@@ -61,4 +61,5 @@ export async function storeInOneStatement(
     event && { json: JSON.stringify(event), relay },
   );
   if (!stored) throw new FormChanged();
+  return event !== null;
 }

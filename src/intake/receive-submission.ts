@@ -15,6 +15,7 @@ import {
   type StoredResponse,
 } from "../idempotency/idempotency.service.ts";
 import { idempotencyKeyOf, requestHash } from "../idempotency/idempotency-key.ts";
+import type { EventRelay } from "../notifications/event-relay.ts";
 import type { IntakeForm } from "./intake.repository.ts";
 import type { IntakeDependencies } from "./intake.routes.ts";
 import {
@@ -169,6 +170,8 @@ export interface Received {
   links: FileLinks;
   /** Whether the submission may be stored by one statement (see one-statement-intake.ts). */
   oneStatement: boolean;
+  /** Relays the event a submission stored in one statement leaves in the outbox. */
+  relay: Pick<EventRelay, "wake">;
 }
 
 /**
@@ -195,7 +198,7 @@ export async function receiveSubmission(
 async function acceptSubmission(
   db: Database,
   intake: IntakeDependencies,
-  { form, country, client, request, links, uploads, oneStatement }: Received,
+  { form, country, client, request, links, uploads, oneStatement, relay }: Received,
   body: ReadBody,
 ): Promise<{ response: StoredResponse; replayed: boolean }> {
   const { fields, pageToken } = withoutPageToken(form, body.fields);
@@ -224,7 +227,8 @@ async function acceptSubmission(
   // store's one connection would wait for the transaction.
   const linkOf = await links.signer();
   if (oneStatement && !keyed && files.length === 0 && needsOnlyItsRow(form, submission.createdAt)) {
-    await storeInOneStatement(db, submission, form, linkOf, intake.events.relay);
+    const eventLeft = await storeInOneStatement(db, submission, form, linkOf, intake.events.relay);
+    if (eventLeft) relay.wake();
     return { response, replayed: false };
   }
   const store = async () => {

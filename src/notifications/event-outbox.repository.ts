@@ -1,9 +1,6 @@
 import type { Queryable } from "../db/database.ts";
 import type { SubmissionEvent } from "./submission-events.ts";
 
-/** The channel on which a statement that adds events announces them (migration 015). */
-export const SUBMISSION_EVENTS_CHANNEL = "formdeck_submission_events";
-
 /** How long an event waits for its own instance's relay before any relay takes it. */
 const ADOPTED_AFTER_SECONDS = 5;
 

@@ -1,15 +1,11 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Database } from "../db/database.ts";
-import {
-  SUBMISSION_EVENTS_CHANNEL,
-  takeEvents,
-  takeEventsOfForm,
-} from "./event-outbox.repository.ts";
+import { takeEvents, takeEventsOfForm } from "./event-outbox.repository.ts";
 import type { SubmissionEvents } from "./submission-events.ts";
 
 /** Events per transaction: one statement takes them, their records and jobs commit together. */
 const BATCH = 50;
-/** A pass even without a notification: one lost while the listening connection was down. */
+/** A pass even when not woken: events a failed pass left, and those of instances that stopped. */
 const SWEEP_MS = 1_000;
 
 /** Turns a form's pending events into records and jobs before its records are read. */
@@ -21,14 +17,16 @@ export interface PendingEvents {
 export const nothingPending: PendingEvents = { relayForm: async () => {} };
 
 export interface EventRelay extends PendingEvents {
+  /** Relays at once: this instance has just stored an event. */
+  wake(): void;
   stop(): Promise<void>;
 }
 
 /**
  * Relays the submission events that the intake's one statement leaves in the outbox (migration
  * 015): each is taken out, and its email records, deliveries and jobs written, in one
- * transaction, so an event is relayed exactly once whatever fails when. Runs when an event is
- * announced, and every second in case an announcement was missed; every instance runs one.
+ * transaction, so an event is relayed exactly once whatever fails when. Runs when the intake of
+ * its instance wakes it, having stored an event, and every second; every instance runs one.
  */
 export function startEventRelay(
   db: Database,
@@ -67,15 +65,11 @@ export function startEventRelay(
       });
   }
 
-  const unlisten = db.listen(SUBMISSION_EVENTS_CHANNEL, {
-    message: relay,
-    connected: relay,
-    disconnected() {},
-  });
   const sweep = setInterval(relay, SWEEP_MS);
   sweep.unref();
 
   return {
+    wake: relay,
     async relayForm(formId) {
       await db.transaction(async (tx) => {
         for (const event of await takeEventsOfForm(tx, formId)) {
@@ -86,7 +80,6 @@ export function startEventRelay(
     async stop() {
       stopped = true;
       clearInterval(sweep);
-      await unlisten();
       await running;
     },
   };

@@ -3,7 +3,9 @@ import type { Migration } from "./migration.ts";
 export const migration: Migration = {
   // A submission's notifications, written by the statement that stores it and turned into email
   // records, deliveries and jobs by a relay right after (src/notifications/event-relay.ts): the
-  // intake's one statement stays one statement for forms that notify.
+  // intake's one statement stays one statement for forms that notify. No NOTIFY announces them:
+  // PostgreSQL commits the transactions that notify one at a time, which held every intake with
+  // notifications behind one lock; the instance that stored an event wakes its own relay.
   name: "015_submission_events_outbox",
   statements: [
     `CREATE TABLE submission_events_outbox (
@@ -16,16 +18,5 @@ export const migration: Migration = {
       created_at timestamptz NOT NULL DEFAULT now()
       )`,
     "CREATE INDEX submission_events_outbox_form ON submission_events_outbox (form_id)",
-    // Every instance's relay listens: an event is relayed as soon as its statement commits.
-    `CREATE FUNCTION announce_submission_events() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      IF EXISTS (SELECT 1 FROM added) THEN
-        PERFORM pg_notify('formdeck_submission_events', '');
-      END IF;
-      RETURN NULL;
-    END $$`,
-    `CREATE TRIGGER submission_events_announced AFTER INSERT ON submission_events_outbox
-      REFERENCING NEW TABLE AS added
-      FOR EACH STATEMENT EXECUTE FUNCTION announce_submission_events()`,
   ],
 };
