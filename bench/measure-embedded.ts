@@ -30,10 +30,25 @@ export interface EmbeddedMemory {
 }
 
 /** What the CLI does while a server holds the store: the command goes to its admin socket. */
-export async function adminCommand(dataDir: string, command: JsonCommand) {
+async function adminCommand(dataDir: string, command: JsonCommand) {
   const reply = await sendAdminCommand(adminSocketPath(dataDir), command);
   if (reply.kind !== "result") throw new Error("the embedded server's admin socket did not answer");
   return reply.result as unknown as { id: string; key: string };
+}
+
+/**
+ * A paid organization named `name` and a full key of it, created through the embedded server's
+ * admin socket (the store is the server's alone): resolves to the key.
+ */
+export async function embeddedTenant(dataDir: string, name: string): Promise<string> {
+  const org = await adminCommand(dataDir, { type: "org.create", name, plan: "paid" });
+  const { key } = await adminCommand(dataDir, {
+    type: "key.create",
+    organizationId: org.id,
+    scope: "full",
+    name: "bench",
+  });
+  return key;
 }
 
 /** `count` forms created through the API, RARE_WORD_FORMS of them named with the rare word. */
@@ -83,17 +98,7 @@ export async function measureOnEmbeddedStore(
         `embedded store: first start in ${seconds(started)} s, ` +
           `peak RSS ${(await peakRssMb(firstServer)).toFixed(0)} MB`,
       );
-      const org = await adminCommand(dataDir, {
-        type: "org.create",
-        name: organizationName(size),
-        plan: "paid",
-      });
-      ({ key } = await adminCommand(dataDir, {
-        type: "key.create",
-        organizationId: org.id,
-        scope: "full",
-        name: "bench",
-      }));
+      key = await embeddedTenant(dataDir, organizationName(size));
       const seeding = performance.now();
       await seedThroughApi(firstServer, key, size);
       firstStartMb = await peakRssMb(firstServer);

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { FORMS_PATH } from "./load-spec.ts";
-import { adminCommand } from "./measure-embedded.ts";
+import { embeddedTenant } from "./measure-embedded.ts";
 import { apiKeyHeader, type Measurer, ROUNDS } from "./measurement.ts";
 import {
   LATENCY_RATE,
@@ -61,17 +61,7 @@ export async function measureNotificationsEmbedded(
       ...notificationEnv(null),
     });
     servers.push(formdeck);
-    const org = await adminCommand(dataDir, {
-      type: "org.create",
-      name: "bench notifications",
-      plan: "paid",
-    });
-    const { key } = await adminCommand(dataDir, {
-      type: "key.create",
-      organizationId: org.id,
-      scope: "full",
-      name: "bench",
-    });
+    const key = await embeddedTenant(dataDir, "bench notifications");
     const formIds = await createForms(formdeck, key, FORMS);
     await createWebhooks(formdeck, key, formIds, hookUrl(receiver));
     const rounds: LatencyRound[] = [];

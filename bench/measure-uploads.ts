@@ -4,7 +4,7 @@ import path from "node:path";
 import sharp from "sharp";
 import { createApiKey, createOrganization } from "../src/admin/admin.service.ts";
 import type { Queryable } from "../src/db/database.ts";
-import { adminCommand } from "./measure-embedded.ts";
+import { embeddedTenant } from "./measure-embedded.ts";
 import type { PostgresData } from "./measure-postgres.ts";
 import { ROUNDS } from "./measurement.ts";
 import { peakRssMb, startEmbeddedFormdeck, startFormdeck, startServer } from "./servers.ts";
@@ -180,17 +180,7 @@ async function embeddedBurst(): Promise<NonNullable<UploadFigures["embeddedBurst
   try {
     const server = await startEmbeddedFormdeck(dataDir);
     try {
-      const org = await adminCommand(dataDir, {
-        type: "org.create",
-        name: "bench uploads",
-        plan: "paid",
-      });
-      const { key } = await adminCommand(dataDir, {
-        type: "key.create",
-        organizationId: org.id,
-        scope: "full",
-        name: "bench",
-      });
+      const key = await embeddedTenant(dataDir, "bench uploads");
       const formId = await createForm(server.origin, key);
       const { stored, refused } = await uploadBurst(server.origin, formId);
       return { stored, refused, peakRssMb: await peakRssMb(server) };
