@@ -1,20 +1,14 @@
 import { HOSTED_PAGE } from "./measure-hosted.ts";
 import { findMeasurement, type Measurement } from "./measurement.ts";
-import { type Measured, ratioOf, throughput } from "./target-values.ts";
+import { ofRounds, ratioOf, throughput } from "./target-values.ts";
 import { judge, type TargetResult } from "./targets.ts";
-
-const median = (values: readonly number[]) =>
-  values.toSorted((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 /** The targets of issue 12: the hosted page beside the runtime limit, on PostgreSQL. */
 export function evaluateHostedTargets(measurements: readonly Measurement[]): TargetResult[] {
   const formdeck = findMeasurement(measurements, HOSTED_PAGE, null, "formdeck");
   const limit = findMeasurement(measurements, HOSTED_PAGE, null, "runtime limit");
   const p99s = formdeck?.runs.flatMap((run) => (run.latencyMs ? [run.latencyMs.p99] : [])) ?? [];
-  const p99: Measured | null =
-    p99s.length === 0
-      ? null
-      : { value: median(p99s), min: Math.min(...p99s), max: Math.max(...p99s) };
+  const p99 = ofRounds(p99s);
   return [
     judge({
       name: `${HOSTED_PAGE}: req/s vs runtime limit serving the same bytes`,

@@ -38,7 +38,11 @@ export function ratioOf(
 ): Measured | null {
   if (!a || !b) return null;
   const values = (m: Measurement) => m.runs.map(of).filter((v): v is number => v !== undefined);
-  const [ofA, ofB] = [values(a), values(b)];
+  return ratioOfRounds(values(a), values(b));
+}
+
+/** The same, from the per-round values of two series that took turns. */
+export function ratioOfRounds(ofA: readonly number[], ofB: readonly number[]): Measured | null {
   if (ofA.length === 0 || ofB.length === 0) return null;
   const rounds = Math.min(ofA.length, ofB.length);
   const perRound = Array.from(

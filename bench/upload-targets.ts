@@ -1,21 +1,6 @@
 import type { UploadFigures } from "./measure-uploads.ts";
-import type { Measured } from "./target-values.ts";
+import { type Measured, ratioOfRounds } from "./target-values.ts";
 import { judge, type TargetResult } from "./targets.ts";
-
-const median = (values: readonly number[]) => {
-  const sorted = values.toSorted((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-};
-
-/** The ratio of the medians of two series that took turns, with the round-by-round spread. */
-function ratioOfRounds(a: readonly number[], b: readonly number[]): Measured | null {
-  if (a.length === 0 || a.length !== b.length) return null;
-  const perRound = a.map((value, i) => value / (b[i] as number));
-  return { value: median(a) / median(b), min: Math.min(...perRound), max: Math.max(...perRound) };
-}
 
 const times = (value: number) => `${value.toFixed(2)}×`;
 const mb = (value: number) => `${value.toFixed(0)} MB`;
