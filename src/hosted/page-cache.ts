@@ -1,3 +1,4 @@
+import { LeastRecentlyUsed } from "../least-recently-used.ts";
 import type { PreparedPage } from "./html.ts";
 
 /**
@@ -6,28 +7,17 @@ import type { PreparedPage } from "./html.ts";
  * `capacity`, the entry used least recently goes.
  */
 export class PageCache {
-  readonly #entries = new Map<string, { version: string; page: PreparedPage }>();
-  readonly #capacity: number;
+  readonly #entries: LeastRecentlyUsed<{ version: string; page: PreparedPage }>;
 
   constructor(capacity = 2_000) {
-    this.#capacity = capacity;
+    this.#entries = new LeastRecentlyUsed(capacity);
   }
 
   get(key: string, version: string, render: () => PreparedPage): PreparedPage {
     const entry = this.#entries.get(key);
-    if (entry && entry.version === version) {
-      // Re-inserted: Map keeps insertion order, so the first key is the least recently used.
-      this.#entries.delete(key);
-      this.#entries.set(key, entry);
-      return entry.page;
-    }
+    if (entry && entry.version === version) return entry.page;
     const page = render();
-    this.#entries.delete(key);
     this.#entries.set(key, { version, page });
-    if (this.#entries.size > this.#capacity) {
-      const oldest = this.#entries.keys().next().value;
-      if (oldest !== undefined) this.#entries.delete(oldest);
-    }
     return page;
   }
 }

@@ -4,10 +4,10 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/database.ts";
 import { FORM_ID } from "../forms/forms.service.ts";
 import { AppError } from "../http/errors.ts";
+import type { LeastRecentlyUsed } from "../least-recently-used.ts";
 import type { IntakeForm } from "./intake.repository.ts";
 import type { IntakeDependencies } from "./intake.routes.ts";
 import { admitForm, type IntakeClient, loadForm } from "./intake.service.ts";
-import type { IntakeFormCache } from "./intake-form-cache.ts";
 import { FormChanged, needsOnlyItsRow } from "./one-statement-intake.ts";
 
 declare module "fastify" {
@@ -42,18 +42,18 @@ export function createAdmission(
   db: Database,
   config: Config,
   intake: IntakeDependencies,
-  forms: IntakeFormCache,
+  forms: LeastRecentlyUsed<IntakeForm>,
 ) {
   /** Checks 2 to 5 on the form as the store has it now, keeping it when it needs only its row. */
   async function admitAsStored(request: FastifyRequest, formId: string, now: Date) {
     request.intakeFormKept = false;
     const form = await loadForm(db, formId, now).catch((error) => {
-      forms.forget(formId);
+      forms.delete(formId);
       throw error;
     });
     request.intakeForm = form;
-    if (needsOnlyItsRow(form, now)) forms.keep(form);
-    else forms.forget(formId);
+    if (needsOnlyItsRow(form, now)) forms.set(form.id, form);
+    else forms.delete(formId);
     request.intakeCountry = admitForm(form, clientOf(request), intake.countries, now);
   }
 

@@ -14,6 +14,7 @@ import { toAppError } from "../http/error-handling.ts";
 import { AppError, errorBody } from "../http/errors.ts";
 import { validatorCompiler } from "../http/validation.ts";
 import { IdempotencyHeaders, REPLAYED_HEADER } from "../idempotency/idempotency-key.ts";
+import { LeastRecentlyUsed } from "../least-recently-used.ts";
 import type { EventRelay } from "../notifications/event-relay.ts";
 import type { SubmissionEvents } from "../notifications/submission-events.ts";
 import type { RateLimiter } from "../rate-limit/rate-limiter.ts";
@@ -25,7 +26,6 @@ import { Accepted, FormIdParams, preflight, SubmissionBody, submit } from "./int
 import { clientOf, createAdmission, isMultipart } from "./intake-admission.ts";
 import { INTAKE_MEDIA_TYPES } from "./intake-body.ts";
 import { errorPageFor } from "./intake-errors.ts";
-import { IntakeFormCache } from "./intake-form-cache.ts";
 import { drainRequest } from "./lingering-close.ts";
 import { receiveSubmission } from "./receive-submission.ts";
 
@@ -49,6 +49,9 @@ const intakeValidator: FastifySchemaCompiler<Record<string, unknown>> = (route) 
  * others stay free for every other request while a burst of uploads is written.
  */
 const FILE_WRITES_AT_ONCE = 2;
+
+/** Forms each instance keeps for its intake (see intake-admission.ts). */
+const KEPT_FORMS = 1_000;
 
 /** The longest an early answer waits for the rest of the body (see drainRequest). */
 const DRAIN_MS = 10_000;
@@ -140,7 +143,7 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
     }
   });
 
-  const admission = createAdmission(db, config, intake, new IntakeFormCache());
+  const admission = createAdmission(db, config, intake, new LeastRecentlyUsed(KEPT_FORMS));
 
   app.post(
     "/f/:formId",
