@@ -49,19 +49,33 @@ export async function confirmChange(db: Queryable, channel: string, payload: str
   await db.query("SELECT pg_notify($1, $2)", [channel, payload]);
 }
 
-/** The first transaction id not yet started: those below it are running or have ended. */
-export async function transactionHorizon(db: Queryable): Promise<string> {
-  const rows = await db.query<{ horizon: string }>(
-    "SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS horizon",
-  );
-  return rows[0]?.horizon ?? "0";
+/**
+ * The transactions open now on this database but the caller's own: each by its backend and start.
+ * Those of other databases are left out: they cannot write this one's forms.
+ */
+export interface OpenTransactions {
+  pids: number[];
+  startedAt: string[];
 }
 
-/** Whether every transaction below `horizon` has ended (committed or rolled back). */
-export async function endedBefore(db: Queryable, horizon: string): Promise<boolean> {
+export async function openTransactions(db: Queryable): Promise<OpenTransactions> {
+  const rows = await db.query<{ pid: number; started_at: string }>(
+    `SELECT pid, xact_start::text AS started_at FROM pg_stat_activity
+      WHERE datname = current_database() AND xact_start IS NOT NULL AND pid <> pg_backend_pid()`,
+  );
+  return { pids: rows.map((row) => row.pid), startedAt: rows.map((row) => row.started_at) };
+}
+
+/** Whether every transaction of `open` has ended (its backend is gone or in another one). */
+export async function haveEnded(db: Queryable, open: OpenTransactions): Promise<boolean> {
+  if (open.pids.length === 0) return true;
   const rows = await db.query<{ ended: boolean }>(
-    "SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::text::xid8 AS ended",
-    [horizon],
+    `SELECT NOT EXISTS (
+       SELECT 1 FROM pg_stat_activity AS activity
+         JOIN unnest($1::int[], $2::timestamptz[]) AS open (pid, started_at)
+           ON activity.pid = open.pid AND activity.xact_start = open.started_at
+     ) AS ended`,
+    [open.pids, open.startedAt],
   );
   return rows[0]?.ended === true;
 }

@@ -5,11 +5,7 @@ import {
   KEY_CHANGES_CHANNEL,
 } from "../auth/key-cache.ts";
 import type { Database } from "../db/database.ts";
-import {
-  confirmChange,
-  endedBefore,
-  transactionHorizon,
-} from "../forms/form-changes.repository.ts";
+import { confirmChange, haveEnded, openTransactions } from "../forms/form-changes.repository.ts";
 import {
   confirmationOf,
   FORM_CHANGES_CHANNEL,
@@ -93,7 +89,9 @@ export class FormViewCache implements FormChangeListener {
 
   /**
    * A writer that counted the listeners before this one connected sends it nothing (see
-   * announceColumns): nothing is kept until every transaction under way at connection has ended.
+   * announceColumns): nothing is kept until every transaction open on this database at connection
+   * has ended. Only this database's: a long transaction of another application sharing the server
+   * cannot write our forms, and would otherwise keep every view reading the store while it runs.
    */
   async #hearFormsOnceWritesEnd(connection: number) {
     if (this.db.kind !== "postgres") {
@@ -101,8 +99,8 @@ export class FormViewCache implements FormChangeListener {
       return;
     }
     try {
-      const horizon = await transactionHorizon(this.db);
-      while (!(await endedBefore(this.db, horizon))) await sleep(WRITES_POLL_MS);
+      const open = await openTransactions(this.db);
+      while (!(await haveEnded(this.db, open))) await sleep(WRITES_POLL_MS);
     } catch {
       return; // The store is unreachable: its listener is about to be lost and connected again.
     }
