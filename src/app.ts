@@ -24,6 +24,7 @@ import { undecodableUrl } from "./http/errors.ts";
 import { registerExpectations } from "./http/expectations.ts";
 import { registerJsonBodyParser } from "./http/json-body.ts";
 import { registerOpenApi } from "./http/openapi.ts";
+import { requestLoggerOf } from "./http/request-logger.ts";
 import { registerSecurityHeaders } from "./http/security-headers.ts";
 import { hasDecodableQuery, validatorCompiler } from "./http/validation.ts";
 import { type IntakeDependencies, intakeRoutes } from "./intake/intake.routes.ts";
@@ -62,7 +63,9 @@ export async function buildApp(dependencies: AppDependencies) {
   const { config, db, limiter, logger, withoutAuthenticationAs, intake, deliveryQueue } =
     dependencies;
   const app = Fastify({
-    ...(logger ? { loggerInstance: logger } : { logger: false }),
+    ...(logger
+      ? { loggerInstance: logger, childLoggerFactory: requestLoggerOf(logger) }
+      : { logger: false }),
     bodyLimit: config.bodyLimitBytes,
     // A client that starts a request and never finishes it must not hold a connection forever.
     requestTimeout: config.requestTimeoutSeconds * 1000,

@@ -40,28 +40,39 @@ const MARKS = new RegExp(`(${NONCE_MARK}|${TOKEN_MARK})`);
 export class PreparedPage {
   /** The bytes between the marks: one more than the marks. */
   readonly #parts: Buffer[];
-  readonly #marks: string[];
+  /** For each mark in order: whether it is the nonce's (else the token's). */
+  readonly #nonceMarks: boolean[];
+  readonly #partsLength: number;
+  readonly #nonces: number;
   readonly #policy: string[];
 
   /** `policy` holds NONCE_MARK where each response's nonce goes. */
   constructor(page: string, policy: string) {
     const pieces = page.split(MARKS);
     this.#parts = pieces.filter((_, i) => i % 2 === 0).map((text) => Buffer.from(text));
-    this.#marks = pieces.filter((_, i) => i % 2 === 1);
+    this.#nonceMarks = pieces.filter((_, i) => i % 2 === 1).map((mark) => mark === NONCE_MARK);
+    this.#partsLength = this.#parts.reduce((length, part) => length + part.length, 0);
+    this.#nonces = this.#nonceMarks.filter(Boolean).length;
     this.#policy = policy.split(NONCE_MARK);
   }
 
-  /** The page as sent: its nonce and token in place of the marks. */
+  /**
+   * The page as sent: its nonce and token in place of the marks, written into one buffer (a map of
+   * values and a Buffer.concat per response cost a fifteenth of a view).
+   */
   bytes(nonce: string, token: string): Buffer {
-    const values = new Map([
-      [NONCE_MARK, Buffer.from(nonce)],
-      [TOKEN_MARK, Buffer.from(token)],
-    ]);
-    const chunks = [this.#parts[0] as Buffer];
-    this.#marks.forEach((mark, i) => {
-      chunks.push(values.get(mark) as Buffer, this.#parts[i + 1] as Buffer);
+    const nonceLength = Buffer.byteLength(nonce);
+    const tokenLength = Buffer.byteLength(token);
+    const tokens = this.#nonceMarks.length - this.#nonces;
+    const page = Buffer.allocUnsafe(
+      this.#partsLength + this.#nonces * nonceLength + tokens * tokenLength,
+    );
+    let at = (this.#parts[0] as Buffer).copy(page, 0);
+    this.#nonceMarks.forEach((isNonce, i) => {
+      at += page.write(isNonce ? nonce : token, at);
+      at += (this.#parts[i + 1] as Buffer).copy(page, at);
     });
-    return Buffer.concat(chunks);
+    return page;
   }
 
   /** The page's Content-Security-Policy with `nonce`. */
