@@ -57,9 +57,7 @@ export function registerAuthentication(app: FastifyInstance, options: AuthOption
     throw new AppError("unauthorized", `api-key: ${reason}`);
   }
 
-  app.addHook("onRequest", async (request, reply) => {
-    const needed = request.routeOptions.config.scope;
-    if (!needed) return;
+  async function checkKey(request: FastifyRequest, reply: FastifyReply, needed: Scope) {
     const key = request.headers["api-key"];
     if (typeof key !== "string" || key === "") {
       return refuseUnknown(request, reply, "the header is required");
@@ -77,5 +75,12 @@ export function registerAuthentication(app: FastifyInstance, options: AuthOption
       );
     }
     request.owner = owner;
+  }
+
+  // Callback style: a public route (a page, the intake) waits for no promise here.
+  app.addHook("onRequest", (request, reply, done) => {
+    const needed = request.routeOptions.config.scope;
+    if (!needed) done();
+    else checkKey(request, reply, needed).then(() => done(), done);
   });
 }

@@ -74,8 +74,10 @@ export function registerErrorHandling(app: FastifyInstance) {
   };
   // Answered before the body is read: a body sent to a route that does not exist is not parsed,
   // so it cannot turn the 404 into a 413 or a 422.
-  app.addHook("onRequest", async (request, reply) => {
-    if (request.is404) return noSuchRoute(request, reply);
+  // Callback style, as it waits for nothing: a reply sent here ends the request without `done`.
+  app.addHook("onRequest", (request, reply, done) => {
+    if (request.is404) noSuchRoute(request, reply);
+    else done();
   });
   app.setNotFoundHandler(noSuchRoute);
 }
