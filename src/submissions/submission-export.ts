@@ -3,7 +3,7 @@ import type { KeyOwner } from "../auth/api-keys.repository.ts";
 import type { Queryable } from "../db/database.ts";
 import type { FileLinks } from "../files/file-links.ts";
 import { formNotFound } from "../http/errors.ts";
-import { BYTE_ORDER_MARK, cellText, csvRecords } from "./csv.ts";
+import { BYTE_ORDER_MARK, cellText, csvCell, csvRecords } from "./csv.ts";
 import {
   answerIdSequences,
   type ExportRow,
@@ -62,16 +62,13 @@ function columnsOf(sequences: readonly string[][]): string[] {
   return [...columns];
 }
 
-function csvRecord(row: ExportRow, columns: readonly string[]): string[] {
+/** The row's CSV record, written cell by cell into one string: no array of cells per row. */
+function csvLine(row: ExportRow, columns: readonly string[]): string {
   const values = new Map<string, unknown>();
   for (const answer of row.answers) if (!values.has(answer.id)) values.set(answer.id, answer.value);
-  return [
-    row.id,
-    row.createdAt.toISOString(),
-    String(row.isSpam),
-    ...columns.map((column) => cellText(values.get(column))),
-    cellText(row.files.map((file) => file.name).join("; ")),
-  ];
+  let line = `${csvCell(row.id)},${csvCell(row.createdAt.toISOString())},${csvCell(String(row.isSpam))}`;
+  for (const column of columns) line += `,${csvCell(cellText(values.get(column)))}`;
+  return `${line},${csvCell(cellText(row.files.map((file) => file.name).join("; ")))}\r\n`;
 }
 
 async function* csvChunks(
@@ -80,7 +77,11 @@ async function* csvChunks(
 ): AsyncGenerator<string> {
   yield BYTE_ORDER_MARK + csvRecords([["id", "createdAt", "isSpam", ...columns, "files"]]);
   if (!rows) return;
-  for await (const batch of rows) yield csvRecords(batch.map((row) => csvRecord(row, columns)));
+  for await (const batch of rows) {
+    let text = "";
+    for (const row of batch) text += csvLine(row, columns);
+    yield text;
+  }
 }
 
 async function* ndjsonChunks(
