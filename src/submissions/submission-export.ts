@@ -6,6 +6,8 @@ import { formNotFound } from "../http/errors.ts";
 import { BYTE_ORDER_MARK, cellText, csvCell, csvRecords } from "./csv.ts";
 import {
   answerIdSequences,
+  type ExportCursor,
+  type ExportFormat,
   type ExportRow,
   exportBatch,
   exportStart,
@@ -34,18 +36,19 @@ export interface SubmissionExport {
  * start) down. The query of the next batch is sent as soon as a batch arrives, so that the
  * database reads it while this one is written out.
  */
-async function* batches(
+async function* batches<F extends ExportFormat>(
   db: Queryable,
+  format: F,
   filter: SubmissionFilter,
-  first: Promise<ExportRow[]>,
+  first: Promise<ExportRow<F>[]>,
   batchSize: number,
-): AsyncGenerator<ExportRow[]> {
+): AsyncGenerator<ExportRow<F>[]> {
   let batch = await first;
   for (;;) {
     const last = batch.at(-1);
     const next =
       last && batch.length === batchSize
-        ? exportBatch(db, filter, { createdAt: last.cursor, id: last.id }, false, batchSize)
+        ? exportBatch(db, format, filter, { createdAt: last.cursor, id: last.id }, false, batchSize)
         : null;
     // Awaited below, unless the client goes away first: its failure must not go unheard then.
     next?.catch(() => {});
@@ -53,6 +56,20 @@ async function* batches(
     if (!next) return;
     batch = await next;
   }
+}
+
+/** The batches from `start` on (none without one), the first one's query sent now. */
+function rowsFrom<F extends ExportFormat>(
+  db: Queryable,
+  format: F,
+  filter: SubmissionFilter,
+  start: ExportCursor | null,
+  batchSize: number,
+): AsyncGenerator<ExportRow<F>[]> | null {
+  if (!start) return null;
+  const first = exportBatch(db, format, filter, start, true, batchSize);
+  first.catch(() => {});
+  return batches(db, format, filter, first, batchSize);
 }
 
 /** Every answer id once, in order of first appearance. */
@@ -63,7 +80,7 @@ function columnsOf(sequences: readonly string[][]): string[] {
 }
 
 /** The row's CSV record, written cell by cell into one string: no array of cells per row. */
-function csvLine(row: ExportRow, columns: readonly string[]): string {
+function csvLine(row: ExportRow<"csv">, columns: readonly string[]): string {
   const values = new Map<string, unknown>();
   for (const answer of row.answers) if (!values.has(answer.id)) values.set(answer.id, answer.value);
   let line = `${csvCell(row.id)},${csvCell(row.createdAt.toISOString())},${csvCell(String(row.isSpam))}`;
@@ -72,7 +89,7 @@ function csvLine(row: ExportRow, columns: readonly string[]): string {
 }
 
 async function* csvChunks(
-  rows: AsyncGenerator<ExportRow[]> | null,
+  rows: AsyncGenerator<ExportRow<"csv">[]> | null,
   columns: readonly string[],
 ): AsyncGenerator<string> {
   yield BYTE_ORDER_MARK + csvRecords([["id", "createdAt", "isSpam", ...columns, "files"]]);
@@ -85,7 +102,7 @@ async function* csvChunks(
 }
 
 async function* ndjsonChunks(
-  rows: AsyncGenerator<ExportRow[]> | null,
+  rows: AsyncGenerator<ExportRow<"ndjson">[]> | null,
   linkOf: LinkOf,
 ): AsyncGenerator<string> {
   if (!rows) return;
@@ -114,13 +131,13 @@ export async function exportSubmissions(
   if (start === undefined) throw formNotFound();
   const format = params.format ?? "csv";
   // The first batch is read while the columns are gathered.
-  const first = start && exportBatch(db, filter, start, true, batchSize);
-  first?.catch(() => {});
-  const rows = start && first && batches(db, filter, first, batchSize);
   const chunks =
     format === "csv"
-      ? csvChunks(rows, start ? columnsOf(await answerIdSequences(db, filter, start)) : [])
-      : ndjsonChunks(rows, await links.signer());
+      ? csvChunks(
+          rowsFrom(db, "csv", filter, start, batchSize),
+          start ? columnsOf(await answerIdSequences(db, filter, start)) : [],
+        )
+      : ndjsonChunks(rowsFrom(db, "ndjson", filter, start, batchSize), await links.signer());
   return {
     contentType: CONTENT_TYPES[format],
     filename: `${formId}-submissions.${format}`,
