@@ -3,9 +3,11 @@ import type { KeyOwner } from "../auth/api-keys.repository.ts";
 import type { Queryable } from "../db/database.ts";
 import type { FileLinks } from "../files/file-links.ts";
 import { formNotFound } from "../http/errors.ts";
-import { BYTE_ORDER_MARK, cellText, csvRecords } from "./csv.ts";
+import { BYTE_ORDER_MARK, cellText, csvCell, csvRecords } from "./csv.ts";
 import {
   answerIdSequences,
+  type ExportCursor,
+  type ExportFormat,
   type ExportRow,
   exportBatch,
   exportStart,
@@ -34,18 +36,19 @@ export interface SubmissionExport {
  * start) down. The query of the next batch is sent as soon as a batch arrives, so that the
  * database reads it while this one is written out.
  */
-async function* batches(
+async function* batches<F extends ExportFormat>(
   db: Queryable,
+  format: F,
   filter: SubmissionFilter,
-  first: Promise<ExportRow[]>,
+  first: Promise<ExportRow<F>[]>,
   batchSize: number,
-): AsyncGenerator<ExportRow[]> {
+): AsyncGenerator<ExportRow<F>[]> {
   let batch = await first;
   for (;;) {
     const last = batch.at(-1);
     const next =
       last && batch.length === batchSize
-        ? exportBatch(db, filter, { createdAt: last.cursor, id: last.id }, false, batchSize)
+        ? exportBatch(db, format, filter, { createdAt: last.cursor, id: last.id }, false, batchSize)
         : null;
     // Awaited below, unless the client goes away first: its failure must not go unheard then.
     next?.catch(() => {});
@@ -55,6 +58,20 @@ async function* batches(
   }
 }
 
+/** The batches from `start` on (none without one), the first one's query sent now. */
+function rowsFrom<F extends ExportFormat>(
+  db: Queryable,
+  format: F,
+  filter: SubmissionFilter,
+  start: ExportCursor | null,
+  batchSize: number,
+): AsyncGenerator<ExportRow<F>[]> | null {
+  if (!start) return null;
+  const first = exportBatch(db, format, filter, start, true, batchSize);
+  first.catch(() => {});
+  return batches(db, format, filter, first, batchSize);
+}
+
 /** Every answer id once, in order of first appearance. */
 function columnsOf(sequences: readonly string[][]): string[] {
   const columns = new Set<string>();
@@ -62,29 +79,30 @@ function columnsOf(sequences: readonly string[][]): string[] {
   return [...columns];
 }
 
-function csvRecord(row: ExportRow, columns: readonly string[]): string[] {
+/** The row's CSV record, written cell by cell into one string: no array of cells per row. */
+function csvLine(row: ExportRow<"csv">, columns: readonly string[]): string {
   const values = new Map<string, unknown>();
   for (const answer of row.answers) if (!values.has(answer.id)) values.set(answer.id, answer.value);
-  return [
-    row.id,
-    row.createdAt.toISOString(),
-    String(row.isSpam),
-    ...columns.map((column) => cellText(values.get(column))),
-    cellText(row.files.map((file) => file.name).join("; ")),
-  ];
+  let line = `${csvCell(row.id)},${csvCell(row.createdAt.toISOString())},${csvCell(String(row.isSpam))}`;
+  for (const column of columns) line += `,${csvCell(cellText(values.get(column)))}`;
+  return `${line},${csvCell(cellText(row.files.map((file) => file.name).join("; ")))}\r\n`;
 }
 
 async function* csvChunks(
-  rows: AsyncGenerator<ExportRow[]> | null,
+  rows: AsyncGenerator<ExportRow<"csv">[]> | null,
   columns: readonly string[],
 ): AsyncGenerator<string> {
   yield BYTE_ORDER_MARK + csvRecords([["id", "createdAt", "isSpam", ...columns, "files"]]);
   if (!rows) return;
-  for await (const batch of rows) yield csvRecords(batch.map((row) => csvRecord(row, columns)));
+  for await (const batch of rows) {
+    let text = "";
+    for (const row of batch) text += csvLine(row, columns);
+    yield text;
+  }
 }
 
 async function* ndjsonChunks(
-  rows: AsyncGenerator<ExportRow[]> | null,
+  rows: AsyncGenerator<ExportRow<"ndjson">[]> | null,
   linkOf: LinkOf,
 ): AsyncGenerator<string> {
   if (!rows) return;
@@ -113,13 +131,13 @@ export async function exportSubmissions(
   if (start === undefined) throw formNotFound();
   const format = params.format ?? "csv";
   // The first batch is read while the columns are gathered.
-  const first = start && exportBatch(db, filter, start, true, batchSize);
-  first?.catch(() => {});
-  const rows = start && first && batches(db, filter, first, batchSize);
   const chunks =
     format === "csv"
-      ? csvChunks(rows, start ? columnsOf(await answerIdSequences(db, filter, start)) : [])
-      : ndjsonChunks(rows, await links.signer());
+      ? csvChunks(
+          rowsFrom(db, "csv", filter, start, batchSize),
+          start ? columnsOf(await answerIdSequences(db, filter, start)) : [],
+        )
+      : ndjsonChunks(rowsFrom(db, "ndjson", filter, start, batchSize), await links.signer());
   return {
     contentType: CONTENT_TYPES[format],
     filename: `${formId}-submissions.${format}`,

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parse } from "csv-parse/sync";
+import { stringify } from "csv-stringify/sync";
 import fc from "fast-check";
 import { cellText, csvRecords } from "../../src/submissions/csv.ts";
 
@@ -40,6 +41,25 @@ test("any cells round-trip through a standard CSV parser, formula cells escaped"
       },
     ),
     { numRuns: 500 },
+  );
+});
+
+// The options the export's CSV was written with by csv-stringify, whose bytes it keeps.
+const CSV_STRINGIFY_OPTIONS = {
+  record_delimiter: "\r\n",
+  quote_record_delimiter: true,
+  escape_formulas: true,
+} as const;
+
+test("the same bytes as csv-stringify with the options the export had", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.array(cell, { minLength: 1, maxLength: 6 }), { minLength: 1 }),
+      (records) => {
+        assert.equal(csvRecords(records), stringify(records, CSV_STRINGIFY_OPTIONS));
+      },
+    ),
+    { numRuns: 2_000 },
   );
 });
 
