@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import { type Db, type Job, type JobResult, PgBoss } from "pg-boss";
 import type { Database, Queryable } from "../db/database.ts";
+import { alwaysSpare, type SpareCapacity } from "./spare-capacity.ts";
 
 /**
  * How long a job may go without its worker's heartbeat before it counts as interrupted (a
@@ -104,6 +105,8 @@ export interface JobQueueOptions {
   databaseUrl: string | null;
   /** Every queue this instance enqueues to or works: created if missing. */
   queues: readonly string[];
+  /** What each fetched batch waits for before it runs: requests come first (never, unless set). */
+  capacity?: SpareCapacity;
 }
 
 /** Our transaction as the job engine's connection: its statements are single, with parameters. */
@@ -141,7 +144,7 @@ function embeddedConnection(db: Database): Db {
  * on one database, each job on one instance at a time, kept across restarts.
  */
 export async function startJobQueue(options: JobQueueOptions): Promise<JobQueue> {
-  const { db, log, databaseUrl, queues } = options;
+  const { db, log, databaseUrl, queues, capacity = alwaysSpare } = options;
   const boss = new PgBoss({
     ...(databaseUrl
       ? { connectionString: databaseUrl, max: 4, application_name: "formdeck-jobs" }
@@ -199,6 +202,8 @@ export async function startJobQueue(options: JobQueueOptions): Promise<JobQueue>
           notifyPollingIntervalSeconds: POLL_SECONDS,
         },
         async (jobs) => {
+          // Requests first: on a saturated instance a batch waits (src/jobs/spare-capacity.ts).
+          await capacity.wait();
           const results = await runBatch(jobs, handler);
           if (jobs.length > 0 && workerId) boss.notifyWorker(workerId);
           return results;
