@@ -2,7 +2,7 @@ import { openDatabase, type Queryable } from "../src/db/database.ts";
 import { startJobQueue } from "../src/jobs/queue.ts";
 import { NOTIFICATION_QUEUES } from "../src/notifications/queues.ts";
 import type { SubmissionRecord } from "../src/submissions/submissions.schemas.ts";
-import { enqueueSubmissionEvent } from "../src/webhooks/webhook-events.ts";
+import { enqueueSubmissionEvents } from "../src/webhooks/webhook-events.ts";
 import { deliveryQueueOn } from "../src/webhooks/webhook-worker.ts";
 import type { DeliveryRound } from "./notification-scenarios.ts";
 import { awaitArrivals, clearArrivals } from "./notification-tools.ts";
@@ -76,13 +76,12 @@ export async function measureBacklog(
   try {
     for (let round = 1; round <= rounds; round++) {
       await clearArrivals(receiver);
-      await db.transaction(async (tx) => {
-        for (let i = 0; i < count; i++) {
-          const form = forms[i % forms.length] as { id: string; name: string };
-          const submission = { ...sample, id: `sub_backlog_${round}_${i}_${Date.now()}` };
-          await enqueueSubmissionEvent(tx, queue, { form, webhookEnabled: true, submission });
-        }
-      });
+      const events = Array.from({ length: count }, (_, i) => ({
+        form: forms[i % forms.length] as { id: string; name: string },
+        webhookEnabled: true,
+        submission: { ...sample, id: `sub_backlog_${round}_${i}_${Date.now()}` },
+      }));
+      await db.transaction((tx) => enqueueSubmissionEvents(tx, queue, events));
       const committedAt = performance.timeOrigin + performance.now();
       const arrivals = await awaitArrivals(receiver, count);
       const times = arrivals.map(([, at]) => at).sort((a, b) => a - b);

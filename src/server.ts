@@ -9,6 +9,7 @@ import { migrate } from "./db/migrations.ts";
 import { startAutoCloseSweep } from "./forms/auto-close-sweep.ts";
 import { createCaptchaVerifier, DEFAULT_CAPTCHA_TIMEOUT_MS } from "./intake/captcha-verifier.ts";
 import { createCountryResolver } from "./intake/country-resolver.ts";
+import { spareCapacity } from "./jobs/spare-capacity.ts";
 import { createLogger, logBackendsInUse } from "./logger.ts";
 import { startNotifications } from "./notifications/notifications.ts";
 import { createRateLimiter } from "./rate-limit/create-rate-limiter.ts";
@@ -114,7 +115,9 @@ async function start() {
     windowSeconds: config.intakeRateLimitWindowSeconds,
     log: logger,
   });
-  const notifications = await startNotifications({ db, config, log: logger });
+  // Notifications yield to requests when these saturate the instance (src/jobs/spare-capacity.ts).
+  const capacity = spareCapacity();
+  const notifications = await startNotifications({ db, config, log: logger, capacity });
   const intake = {
     events: notifications.events,
     limiter: intakeLimiter,
@@ -136,6 +139,7 @@ async function start() {
   const sweep = startAutoCloseSweep(db, config.autoCloseSweepSeconds * 1000, logger);
   const retention = startRetentionSweep(db, config.retentionSweepSeconds * 1000, logger);
   const fold = startSubmissionCountFold(db, config.submissionCountFoldSeconds * 1000, logger);
+  app.server.on("request", (_request, response) => capacity.track(response));
   await app.listen({ port: config.port, host: config.host });
 
   let stopping = false;
@@ -155,6 +159,7 @@ async function start() {
     // Deliveries under way get a few seconds; one cut short runs again on another instance, or
     // here after the restart, once its heartbeat is missed.
     await notifications.stop(JOB_DRAIN_MS);
+    capacity.stop();
     await sweep.stop();
     await retention.stop();
     await fold.stop();

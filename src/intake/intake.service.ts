@@ -246,5 +246,7 @@ export async function storeSubmission(
     { ...submission, files: fileEntries(submission.files), updatedAt: submission.createdAt },
     linkOf,
   );
-  await events.enqueueSubmissionEvents(tx, { form, submission: record, isSpam: submission.isSpam });
+  await events.enqueueSubmissionEvents(tx, [
+    { form, submission: record, isSpam: submission.isSpam },
+  ]);
 }

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import { type Db, type Job, type JobResult, PgBoss } from "pg-boss";
 import type { Database, Queryable } from "../db/database.ts";
+import { alwaysSpare, type SpareCapacity } from "./spare-capacity.ts";
 
 /**
  * How long a job may go without its worker's heartbeat before it counts as interrupted (a
@@ -27,6 +28,14 @@ const POLL_SECONDS = 2;
 /** What a handler is given: the data the job was enqueued with. */
 export type JobHandler<Data> = (data: Data) => Promise<void>;
 
+/**
+ * What a batch handler is given: the data of the jobs fetched together, so that it can read and
+ * record them in a few statements rather than a few per job. It answers, per job and in order,
+ * null when the job is done, or the error that fails it (run again later). A handler that throws
+ * fails every job of the batch.
+ */
+export type BatchHandler<Data> = (batch: readonly Data[]) => Promise<(Error | null)[]>;
+
 export interface EnqueueOptions {
   /** Not before this instant. */
   startAfter?: Date;
@@ -43,15 +52,30 @@ export interface WorkOptions {
   fetchers?: number;
 }
 
-/** One job's run: completed, or failed (retried later) when its handler throws. */
-async function runJob<Data>(job: Job<Data>, handler: JobHandler<Data>): Promise<JobResult> {
-  try {
-    await handler(job.data);
-    return { id: job.id, status: "completed" };
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    return { id: job.id, status: "failed", output: { message } };
-  }
+/** What a handler threw, as an Error (a job's failure output is its message). */
+export const asError = (error: unknown) =>
+  error instanceof Error ? error : new Error(String(error));
+
+/** Each job run by `handler` on its own: an error is that job's failure only. */
+const oneByOne =
+  <Data>(handler: JobHandler<Data>): BatchHandler<Data> =>
+  (batch) =>
+    Promise.all(batch.map((data) => handler(data).then(() => null, asError)));
+
+/** The batch's runs: each job completed, or failed (retried later) with its error. */
+async function runBatch<Data>(
+  jobs: Job<Data>[],
+  handler: BatchHandler<Data>,
+): Promise<JobResult[]> {
+  const outcomes = await handler(jobs.map((job) => job.data)).catch((error: unknown) =>
+    jobs.map(() => asError(error)),
+  );
+  return jobs.map((job, i) => {
+    const error = outcomes[i] ?? null;
+    return error
+      ? { id: job.id, status: "failed", output: { message: error.message } }
+      : { id: job.id, status: "completed" };
+  });
 }
 
 export interface JobQueue {
@@ -60,8 +84,16 @@ export interface JobQueue {
    * commits, and never if it rolls back.
    */
   enqueue(tx: Queryable, queue: string, data: object, options?: EnqueueOptions): Promise<void>;
+  /** Adds a job per element of `batch`, to run at once, in one statement in `tx` (as `enqueue`). */
+  enqueueAll(tx: Queryable, queue: string, batch: readonly object[]): Promise<void>;
   /** Runs `handler` for the jobs of `queue` on this instance, `concurrency` at a time. */
   work<Data>(queue: string, handler: JobHandler<Data>, options?: WorkOptions): Promise<void>;
+  /** Runs `handler` for the jobs of `queue`, a fetch's batch at a time (WorkOptions.fetchers). */
+  workInBatches<Data>(
+    queue: string,
+    handler: BatchHandler<Data>,
+    options?: WorkOptions,
+  ): Promise<void>;
   /** Stops taking jobs and waits for those running, for at most `drainMs`. */
   stop(drainMs?: number): Promise<void>;
 }
@@ -73,6 +105,8 @@ export interface JobQueueOptions {
   databaseUrl: string | null;
   /** Every queue this instance enqueues to or works: created if missing. */
   queues: readonly string[];
+  /** What each fetched batch waits for before it runs: requests come first (never, unless set). */
+  capacity?: SpareCapacity;
 }
 
 /** Our transaction as the job engine's connection: its statements are single, with parameters. */
@@ -110,7 +144,7 @@ function embeddedConnection(db: Database): Db {
  * on one database, each job on one instance at a time, kept across restarts.
  */
 export async function startJobQueue(options: JobQueueOptions): Promise<JobQueue> {
-  const { db, log, databaseUrl, queues } = options;
+  const { db, log, databaseUrl, queues, capacity = alwaysSpare } = options;
   const boss = new PgBoss({
     ...(databaseUrl
       ? { connectionString: databaseUrl, max: 4, application_name: "formdeck-jobs" }
@@ -137,45 +171,66 @@ export async function startJobQueue(options: JobQueueOptions): Promise<JobQueue>
     });
   }
   const created = new Set(queues);
+  // pg-boss looks an unknown queue up on its own connection: on the embedded store's single
+  // connection, held by the caller's transaction, that would wait for ever.
+  const mustExist = (queue: string) => {
+    if (!created.has(queue)) throw new Error(`job queue: ${queue} was not created at start`);
+  };
+  const workInBatches = async <Data>(
+    queue: string,
+    handler: BatchHandler<Data>,
+    workOptions: WorkOptions = {},
+  ) => {
+    const { concurrency = 2, fetchers = 1 } = workOptions;
+    // Each fetcher takes up to its share of the slots in one statement and runs those jobs at
+    // once, each completed or failed on its own. Few fetchers, not one per slot: a job
+    // enqueued wakes every fetcher of its queue (NOTIFY), and each wake-up is a statement.
+    // A fetcher that got jobs fetches again as soon as they are done (notifyWorker) instead of
+    // waiting for its next poll: a backlog goes at the workers' pace, not a batch per poll.
+    const batchSize = Math.ceil(concurrency / fetchers);
+    for (let fetcher = 0; fetcher < fetchers; fetcher++) {
+      let workerId: string | null = null;
+      workerId = await boss.work<Data>(
+        queue,
+        {
+          localConcurrency: 1,
+          batchSize,
+          perJobResults: true,
+          // A job enqueued wakes the fetchers at once (NOTIFY); one due later (a retry) is
+          // found by this poll.
+          pollingIntervalSeconds: POLL_SECONDS,
+          notifyPollingIntervalSeconds: POLL_SECONDS,
+        },
+        async (jobs) => {
+          // Requests first: on a saturated instance a batch waits (src/jobs/spare-capacity.ts).
+          await capacity.wait();
+          const results = await runBatch(jobs, handler);
+          if (jobs.length > 0 && workerId) boss.notifyWorker(workerId);
+          return results;
+        },
+      );
+    }
+  };
   return {
     async enqueue(tx, queue, data, enqueueOptions = {}) {
-      // pg-boss looks an unknown queue up on its own connection: on the embedded store's single
-      // connection, held by `tx`, that would wait for ever.
-      if (!created.has(queue)) throw new Error(`job queue: ${queue} was not created at start`);
+      mustExist(queue);
       await boss.send(queue, data, {
         db: inTransaction(tx),
         ...(enqueueOptions.startAfter ? { startAfter: enqueueOptions.startAfter } : {}),
       });
     },
-    async work<Data>(queue: string, handler: JobHandler<Data>, workOptions: WorkOptions = {}) {
-      const { concurrency = 2, fetchers = 1 } = workOptions;
-      // Each fetcher takes up to its share of the slots in one statement and runs those jobs at
-      // once, each completed or failed on its own. Few fetchers, not one per slot: a job
-      // enqueued wakes every fetcher of its queue (NOTIFY), and each wake-up is a statement.
-      // A fetcher that got jobs fetches again as soon as they are done (notifyWorker) instead of
-      // waiting for its next poll: a backlog goes at the workers' pace, not a batch per poll.
-      const batchSize = Math.ceil(concurrency / fetchers);
-      for (let fetcher = 0; fetcher < fetchers; fetcher++) {
-        let workerId: string | null = null;
-        workerId = await boss.work<Data>(
-          queue,
-          {
-            localConcurrency: 1,
-            batchSize,
-            perJobResults: true,
-            // A job enqueued wakes the fetchers at once (NOTIFY); one due later (a retry) is
-            // found by this poll.
-            pollingIntervalSeconds: POLL_SECONDS,
-            notifyPollingIntervalSeconds: POLL_SECONDS,
-          },
-          async (jobs) => {
-            const results = await Promise.all(jobs.map((job) => runJob(job, handler)));
-            if (jobs.length > 0 && workerId) boss.notifyWorker(workerId);
-            return results;
-          },
-        );
-      }
+    async enqueueAll(tx, queue, batch) {
+      mustExist(queue);
+      if (batch.length === 0) return;
+      // One INSERT (and at most one NOTIFY) for the batch, with the queue's options as send's.
+      await boss.insert(
+        queue,
+        batch.map((data) => ({ data })),
+        { db: inTransaction(tx) },
+      );
     },
+    work: (queue, handler, workOptions) => workInBatches(queue, oneByOne(handler), workOptions),
+    workInBatches,
     async stop(drainMs = 7_000) {
       await boss.stop({ graceful: true, timeout: drainMs, close: true });
     },

@@ -3,7 +3,10 @@ import type { Database } from "../db/database.ts";
 import { takeEvents, takeEventsOfForm } from "./event-outbox.repository.ts";
 import type { SubmissionEvents } from "./submission-events.ts";
 
-/** Events per transaction: one statement takes them, their records and jobs commit together. */
+/**
+ * Events per transaction: one statement takes them, and a few more write their records and jobs
+ * (src/notifications/submission-events.ts), which commit together.
+ */
 const BATCH = 50;
 /** A pass even when not woken: events a failed pass left, and those of instances that stopped. */
 const SWEEP_MS = 1_000;
@@ -41,7 +44,7 @@ export function startEventRelay(
     for (;;) {
       const taken = await db.transaction(async (tx) => {
         const batch = await takeEvents(tx, events.relay, BATCH);
-        for (const event of batch) await events.enqueueSubmissionEvents(tx, event);
+        await events.enqueueSubmissionEvents(tx, batch);
         return batch.length;
       });
       if (taken < BATCH || stopped) return;
@@ -72,9 +75,7 @@ export function startEventRelay(
     wake: relay,
     async relayForm(formId) {
       await db.transaction(async (tx) => {
-        for (const event of await takeEventsOfForm(tx, formId)) {
-          await events.enqueueSubmissionEvents(tx, event);
-        }
+        await events.enqueueSubmissionEvents(tx, await takeEventsOfForm(tx, formId));
       });
     },
     async stop() {

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/database.ts";
 import { type JobQueue, startJobQueue } from "../jobs/queue.ts";
+import type { SpareCapacity } from "../jobs/spare-capacity.ts";
 import { type HostLookup, systemLookup } from "../webhooks/address-guard.ts";
 import type { DeliveryQueue } from "../webhooks/delivery-queue.ts";
 import { deliveryQueueOn, startWebhookWorker } from "../webhooks/webhook-worker.ts";
@@ -32,6 +33,8 @@ export interface NotificationsOptions {
   log: Pick<FastifyBaseLogger, "warn" | "error">;
   /** How webhook hosts are resolved: the system's resolver unless a test gives its own. */
   webhookLookup?: HostLookup;
+  /** What the workers' batches wait for: the server's requests come first (JobQueueOptions). */
+  capacity?: SpareCapacity;
 }
 
 /** The job engine and this instance's workers for emails (and webhooks). */
@@ -43,6 +46,7 @@ export async function startNotifications(options: NotificationsOptions): Promise
     log,
     databaseUrl: config.databaseUrl,
     queues: NOTIFICATION_QUEUES,
+    ...(options.capacity ? { capacity: options.capacity } : {}),
   });
   const emails = config.smtpUrl
     ? await startEmailWorker({

@@ -106,20 +106,21 @@ export interface DeliveryWork {
   previousSecretExpiresAt: Date | null;
 }
 
-export async function findDeliveryWork(
+/** The work of each delivery still there (deleted with its webhook: absent), by id. */
+export async function findDeliveriesWork(
   db: Queryable,
-  deliveryId: string,
-): Promise<DeliveryWork | null> {
+  deliveryIds: readonly string[],
+): Promise<Map<string, DeliveryWork>> {
   const rows = await db.query<DeliveryWork>(
     `SELECT d.id, d.webhook_id AS "webhookId", w.form_id AS "formId", d.event_id AS "eventId",
             d.event, d.body, d.status, d.scheduled_attempts AS "scheduledAttempts", w.url,
             w.enabled, w.secret, w.previous_secret AS "previousSecret",
             w.previous_secret_expires_at AS "previousSecretExpiresAt"
        FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-      WHERE d.id = $1`,
-    [deliveryId],
+      WHERE d.id IN (SELECT jsonb_array_elements_text($1::text::jsonb))`,
+    [JSON.stringify(deliveryIds)],
   );
-  return rows[0] ?? null;
+  return new Map(rows.map((row) => [row.id, row]));
 }
 
 export interface AttemptRecord {
@@ -153,6 +154,38 @@ export async function recordAttempt(
     ],
   );
   return rows[0] ?? null;
+}
+
+/**
+ * Records an attempt of each delivery in one statement: at most one attempt per delivery (two of
+ * the same delivery in one UPDATE would leave one unrecorded).
+ */
+export async function recordAttempts(
+  db: Queryable,
+  records: readonly { deliveryId: string; record: AttemptRecord }[],
+): Promise<void> {
+  if (records.length === 0) return;
+  await db.query(
+    `UPDATE webhook_deliveries d SET attempts = d.attempts || jsonb_build_array(r.attempt),
+            scheduled_attempts = d.scheduled_attempts + CASE WHEN r.scheduled THEN 1 ELSE 0 END,
+            status = r.status,
+            next_attempt_at = CASE WHEN r.sets_next THEN r.next_attempt_at ELSE d.next_attempt_at END
+       FROM jsonb_to_recordset($1::text::jsonb) AS r(id text, attempt jsonb, scheduled boolean,
+            status text, sets_next boolean, next_attempt_at timestamptz)
+      WHERE d.id = r.id`,
+    [
+      JSON.stringify(
+        records.map(({ deliveryId, record }) => ({
+          id: deliveryId,
+          attempt: record.attempt,
+          scheduled: record.scheduled,
+          status: record.status,
+          sets_next: record.nextAttemptAt !== undefined,
+          next_attempt_at: record.nextAttemptAt?.toISOString() ?? null,
+        })),
+      ),
+    ],
+  );
 }
 
 /** Ends a delivery without an attempt (its webhook was disabled, or deleted meanwhile). */

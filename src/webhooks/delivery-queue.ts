@@ -21,11 +21,13 @@ export interface DeliveryJob {
  */
 export interface DeliveryQueue {
   enqueue(tx: Queryable, job: DeliveryJob, at?: Date): Promise<void>;
+  /** The jobs, due at once, in one statement in `tx`. */
+  enqueueAll(tx: Queryable, jobs: readonly DeliveryJob[]): Promise<void>;
 }
 
 /** For an app built without a queue: nothing can be enqueued, and saying so is a 503. */
-export const noDeliveryQueue: DeliveryQueue = {
-  enqueue() {
-    throw new AppError("service_unavailable", "queue: deliveries cannot be enqueued now");
-  },
+const unavailable = () => {
+  throw new AppError("service_unavailable", "queue: deliveries cannot be enqueued now");
 };
+
+export const noDeliveryQueue: DeliveryQueue = { enqueue: unavailable, enqueueAll: unavailable };

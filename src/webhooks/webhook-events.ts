@@ -1,8 +1,9 @@
 import type { Queryable } from "../db/database.ts";
 import type { SubmissionRecord } from "../submissions/submissions.schemas.ts";
 import { insertDeliveries, type NewDelivery } from "./deliveries.repository.ts";
-import type { DeliveryQueue } from "./delivery-queue.ts";
+import type { DeliveryJob, DeliveryQueue } from "./delivery-queue.ts";
 import { newDeliveryId, newEventId } from "./webhook-ids.ts";
+import { enabledWebhooksOfForms } from "./webhooks.repository.ts";
 
 export interface SubmissionEvent {
   form: { id: string; name: string };
@@ -12,49 +13,59 @@ export interface SubmissionEvent {
   submission: SubmissionRecord;
 }
 
-async function subscribedWebhooks(tx: Queryable, formId: string, event: string) {
-  return tx.query<{ id: string }>(
-    "SELECT id FROM webhooks WHERE form_id = $1 AND enabled AND $2 = ANY (events) ORDER BY id",
-    [formId, event],
-  );
-}
-
 /**
- * One delivery per enabled webhook subscribed to the event, stored and enqueued in `tx`, the
- * submission's own transaction: committed with the submission, or not at all. Accepted
- * submissions are `submission.created`, spam is `submission.spam`.
+ * One delivery per enabled webhook subscribed to each event, stored and enqueued in `tx`, the
+ * submission's own transaction (or the relay's, for a batch of events): committed with them, or
+ * not at all. Accepted submissions are `submission.created`, spam is `submission.spam`. The
+ * webhooks of every form of the batch are read, the deliveries written and their jobs enqueued
+ * in a statement each, whatever the number of events.
  */
-export async function enqueueSubmissionEvent(
+export async function enqueueSubmissionEvents(
   tx: Queryable,
   queue: DeliveryQueue,
-  { form, webhookEnabled, submission }: SubmissionEvent,
+  events: readonly SubmissionEvent[],
 ): Promise<void> {
-  if (!webhookEnabled) return;
-  const type = submission.isSpam ? "submission.spam" : "submission.created";
-  const webhooks = await subscribedWebhooks(tx, form.id, type);
-  if (webhooks.length === 0) return;
+  const notifying = events.filter((event) => event.webhookEnabled);
+  if (notifying.length === 0) return;
+  const webhooks = await enabledWebhooksOfForms(tx, [
+    ...new Set(notifying.map((event) => event.form.id)),
+  ]);
   const now = new Date();
-  const eventId = newEventId();
-  const body = JSON.stringify({
-    type,
-    timestamp: submission.createdAt,
-    data: { form: { id: form.id, name: form.name }, submission },
-  });
-  const deliveries: NewDelivery[] = webhooks.map((webhook) => ({
-    id: newDeliveryId(),
-    webhookId: webhook.id,
-    eventId,
-    event: type,
-    body,
-    createdAt: now,
-  }));
-  await insertDeliveries(tx, deliveries);
-  for (const delivery of deliveries) {
-    await queue.enqueue(tx, {
-      deliveryId: delivery.id,
-      kind: "scheduled",
-      attempt: 1,
-      resume: false,
+  const deliveries: NewDelivery[] = [];
+  for (const { form, submission } of notifying) {
+    const type = submission.isSpam ? "submission.spam" : "submission.created";
+    const subscribed = webhooks.filter(
+      (webhook) => webhook.formId === form.id && webhook.events.includes(type),
+    );
+    if (subscribed.length === 0) continue;
+    const eventId = newEventId();
+    const body = JSON.stringify({
+      type,
+      timestamp: submission.createdAt,
+      data: { form: { id: form.id, name: form.name }, submission },
     });
+    for (const webhook of subscribed) {
+      deliveries.push({
+        id: newDeliveryId(),
+        webhookId: webhook.id,
+        eventId,
+        event: type,
+        body,
+        createdAt: now,
+      });
+    }
   }
+  if (deliveries.length === 0) return;
+  await insertDeliveries(tx, deliveries);
+  await queue.enqueueAll(
+    tx,
+    deliveries.map(
+      (delivery): DeliveryJob => ({
+        deliveryId: delivery.id,
+        kind: "scheduled",
+        attempt: 1,
+        resume: false,
+      }),
+    ),
+  );
 }

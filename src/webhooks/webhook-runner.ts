@@ -1,5 +1,6 @@
 import type { Dispatcher } from "undici";
-import type { Database, Queryable } from "../db/database.ts";
+import type { Database } from "../db/database.ts";
+import { asError } from "../jobs/queue.ts";
 import * as deliveries from "./deliveries.repository.ts";
 import type { DeliveryJob, DeliveryQueue } from "./delivery-queue.ts";
 import { signedHeaders } from "./signing.ts";
@@ -52,21 +53,31 @@ function signingSecrets(work: deliveries.DeliveryWork, now: Date): string[] {
   return previousValid ? [work.secret, work.previousSecret as string] : [work.secret];
 }
 
+/** An attempt's record that needs no transaction: written with those of the batch's others. */
+interface LoneRecord {
+  deliveryId: string;
+  record: deliveries.AttemptRecord;
+}
+
 /**
  * Runs one job: one signed attempt, recorded with the delivery's new state, and the next
  * attempt enqueued in the same transaction. A job that finds its work done already (run again
- * after a crash, or the delivery ended meanwhile) does nothing.
+ * after a crash, or the delivery ended meanwhile) does nothing. An attempt that needs no
+ * transaction (most: a success, a final failure) is returned to be recorded with its batch's.
  */
-export async function runDeliveryJob(runner: DeliveryRunner, job: DeliveryJob): Promise<void> {
+async function runDeliveryJob(
+  runner: DeliveryRunner,
+  job: DeliveryJob,
+  work: deliveries.DeliveryWork | undefined,
+): Promise<LoneRecord | null> {
   const { db } = runner;
-  const work = await deliveries.findDeliveryWork(db, job.deliveryId);
-  if (!work) return;
+  if (!work) return null;
   if (job.kind === "scheduled") {
-    if (work.status !== "pending" || work.scheduledAttempts >= job.attempt) return;
+    if (work.status !== "pending" || work.scheduledAttempts >= job.attempt) return null;
     // A disabled webhook's deliveries stop; a test event goes whatever the switch says.
     if (!work.enabled && work.event !== "webhook.test") {
       await deliveries.stopDelivery(db, work.id);
-      return;
+      return null;
     }
   }
   const now = new Date();
@@ -79,27 +90,22 @@ export async function runDeliveryJob(runner: DeliveryRunner, job: DeliveryJob): 
     runner.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS,
   );
   const outcome = outcomeOf(job, result, work.scheduledAttempts, runner.retryDelaysMs);
-  const record = (q: Queryable) =>
-    deliveries.recordAttempt(q, work.id, {
-      attempt: {
-        at: result.at.toISOString(),
-        statusCode: result.statusCode,
-        durationMs: result.durationMs,
-        error: result.error,
-        responseBody: result.responseBody,
-      },
-      scheduled: job.kind === "scheduled",
-      status: outcome.status,
-      nextAttemptAt: outcome.nextAttemptAt,
-    });
+  const record: deliveries.AttemptRecord = {
+    attempt: {
+      at: result.at.toISOString(),
+      statusCode: result.statusCode,
+      durationMs: result.durationMs,
+      error: result.error,
+      responseBody: result.responseBody,
+    },
+    scheduled: job.kind === "scheduled",
+    status: outcome.status,
+    nextAttemptAt: outcome.nextAttemptAt,
+  };
   const next = job.kind === "scheduled" ? outcome.nextAttemptAt : null;
-  // Most attempts end in one statement (a success, a final failure): no transaction to open.
-  if (!outcome.gone && !next) {
-    await record(db);
-    return;
-  }
+  if (!outcome.gone && !next) return { deliveryId: work.id, record };
   await db.transaction(async (tx) => {
-    await record(tx);
+    await deliveries.recordAttempt(tx, work.id, record);
     if (outcome.gone) {
       await deliveries.disableWebhook(tx, work.webhookId, new Date());
       await refreshFormSummary(tx, work.formId);
@@ -112,4 +118,39 @@ export async function runDeliveryJob(runner: DeliveryRunner, job: DeliveryJob): 
       );
     }
   });
+  return null;
+}
+
+/**
+ * Runs the jobs of one fetch: their deliveries read in one statement, the attempts made at once,
+ * and those that need no transaction recorded in one statement (a delivery with two jobs in the
+ * batch, a redelivery beside its scheduled attempt, has its second recorded on its own). Answers
+ * per job null, or the error that fails it.
+ */
+export async function runDeliveryJobs(
+  runner: DeliveryRunner,
+  jobs: readonly DeliveryJob[],
+): Promise<(Error | null)[]> {
+  const works = await deliveries.findDeliveriesWork(runner.db, [
+    ...new Set(jobs.map((job) => job.deliveryId)),
+  ]);
+  const runs = await Promise.allSettled(
+    jobs.map((job) => runDeliveryJob(runner, job, works.get(job.deliveryId))),
+  );
+  const outcomes = runs.map((run) => (run.status === "rejected" ? asError(run.reason) : null));
+  const lone = runs.flatMap((run, index) =>
+    run.status === "fulfilled" && run.value ? [{ index, ...run.value }] : [],
+  );
+  const firsts = lone.filter(
+    (entry, i) => lone.findIndex((other) => other.deliveryId === entry.deliveryId) === i,
+  );
+  const seconds = lone.filter((entry) => !firsts.includes(entry));
+  for (const group of [firsts, ...seconds.map((entry) => [entry])]) {
+    try {
+      await deliveries.recordAttempts(runner.db, group);
+    } catch (error) {
+      for (const entry of group) outcomes[entry.index] = asError(error);
+    }
+  }
+  return outcomes;
 }

@@ -4,7 +4,7 @@ import { WEBHOOK_QUEUE } from "../notifications/queues.ts";
 import { type AddressPolicy, guardedAgent } from "./address-guard.ts";
 import type { DeliveryJob, DeliveryQueue } from "./delivery-queue.ts";
 import { ATTEMPT_TIMEOUT_MS } from "./webhook-attempt.ts";
-import { runDeliveryJob } from "./webhook-runner.ts";
+import { runDeliveryJobs } from "./webhook-runner.ts";
 
 /**
  * Attempts run at once on one instance: each mostly waits on a receiver, and the queue's
@@ -19,6 +19,7 @@ const FETCHERS = 4;
 export function deliveryQueueOn(jobs: JobQueue): DeliveryQueue {
   return {
     enqueue: (tx, job, at) => jobs.enqueue(tx, WEBHOOK_QUEUE, job, at ? { startAfter: at } : {}),
+    enqueueAll: (tx, batch) => jobs.enqueueAll(tx, WEBHOOK_QUEUE, batch),
   };
 }
 
@@ -38,9 +39,13 @@ export async function startWebhookWorker(options: WebhookWorkerOptions) {
     dispatcher,
     retryDelaysMs: options.retryDelaysSeconds.map((seconds) => seconds * 1000),
   };
-  await options.jobs.work<DeliveryJob>(WEBHOOK_QUEUE, (job) => runDeliveryJob(runner, job), {
-    concurrency: CONCURRENCY,
-    fetchers: FETCHERS,
-  });
+  await options.jobs.workInBatches<DeliveryJob>(
+    WEBHOOK_QUEUE,
+    (batch) => runDeliveryJobs(runner, batch),
+    {
+      concurrency: CONCURRENCY,
+      fetchers: FETCHERS,
+    },
+  );
   return { close: () => dispatcher.close() };
 }

@@ -48,6 +48,19 @@ export async function formSummary(db: Queryable, formId: string) {
   return rows[0] as { id: string; name: string };
 }
 
+/** The enabled webhooks of the forms, in id order: those events of the forms are delivered to. */
+export async function enabledWebhooksOfForms(
+  db: Queryable,
+  formIds: readonly string[],
+): Promise<Pick<WebhookRow, "id" | "formId" | "events">[]> {
+  return db.query(
+    `SELECT id, form_id AS "formId", events FROM webhooks
+      WHERE form_id IN (SELECT jsonb_array_elements_text($1::text::jsonb)) AND enabled
+      ORDER BY id`,
+    [JSON.stringify(formIds)],
+  );
+}
+
 export async function countWebhooks(db: Queryable, formId: string): Promise<number> {
   const rows = await db.query<{ count: string }>(
     "SELECT count(*) AS count FROM webhooks WHERE form_id = $1",

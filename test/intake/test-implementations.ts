@@ -36,7 +36,9 @@ export class TokenCaptcha implements CaptchaVerifier {
  */
 const noQueue: JobQueue = {
   enqueue: () => Promise.reject(new Error("this test started no job queue")),
+  enqueueAll: () => Promise.reject(new Error("this test started no job queue")),
   work: () => Promise.reject(new Error("this test started no job queue")),
+  workInBatches: () => Promise.reject(new Error("this test started no job queue")),
   stop: async () => {},
 };
 

@@ -40,23 +40,36 @@ export interface EmailRecordRow {
   createdAt: Date;
 }
 
-export async function insertEmailRecord(db: Queryable, record: NewEmailRecord): Promise<void> {
+/** The records in one statement. */
+export async function insertEmailRecords(
+  db: Queryable,
+  records: readonly NewEmailRecord[],
+): Promise<void> {
+  if (records.length === 0) return;
   await db.query(
     `INSERT INTO email_records (id, form_id, submission_id, submission_stored, kind, recipients,
        subject, status, last_error, message, created_at, updated_at)
-     VALUES ($1, $2, $3, $11, $4, $5, $6, $7, $8, $9::text::jsonb, $10, $10)`,
+     SELECT e.id, e.form_id, e.submission_id, e.submission_stored, e.kind, e.recipients,
+            e.subject, e.status, e.last_error, e.message, e.created_at, e.created_at
+       FROM jsonb_to_recordset($1::text::jsonb) AS e(id text, form_id text, submission_id text,
+            submission_stored boolean, kind text, recipients text, subject text, status text,
+            last_error text, message jsonb, created_at timestamptz)`,
     [
-      record.id,
-      record.formId,
-      record.submissionId,
-      record.kind,
-      record.to,
-      record.subject,
-      record.status,
-      record.lastError,
-      record.message && JSON.stringify(record.message),
-      record.createdAt,
-      record.submissionStored,
+      JSON.stringify(
+        records.map((record) => ({
+          id: record.id,
+          form_id: record.formId,
+          submission_id: record.submissionId,
+          submission_stored: record.submissionStored,
+          kind: record.kind,
+          recipients: record.to,
+          subject: record.subject,
+          status: record.status,
+          last_error: record.lastError,
+          message: record.message,
+          created_at: record.createdAt.toISOString(),
+        })),
+      ),
     ],
   );
 }
@@ -132,13 +145,48 @@ export interface PendingEmail {
   message: EmailMessage;
 }
 
-/** The email if it is still pending (gone with its submission, or final: null). */
-export async function findPendingEmail(db: Queryable, id: string): Promise<PendingEmail | null> {
-  const rows = await db.query<PendingEmail>(
-    "SELECT attempts, message FROM email_records WHERE id = $1 AND status = 'pending'",
-    [id],
+/** Each email still pending, by id (gone with its submission, or final: absent). */
+export async function findPendingEmails(
+  db: Queryable,
+  ids: readonly string[],
+): Promise<Map<string, PendingEmail>> {
+  const rows = await db.query<PendingEmail & { id: string }>(
+    `SELECT id, attempts, message FROM email_records
+      WHERE id IN (SELECT jsonb_array_elements_text($1::text::jsonb)) AND status = 'pending'`,
+    [JSON.stringify(ids)],
   );
-  return rows[0] ?? null;
+  return new Map(rows.map(({ id, ...email }) => [id, email]));
+}
+
+/** An email sent: the attempt that followed `attemptsBefore` ones, and the recipients refused. */
+export interface SentEmail {
+  id: string;
+  attemptsBefore: number;
+  refused: string | null;
+}
+
+/**
+ * Records the emails sent, in one statement, as recordAttempt does for one: an attempt recorded
+ * already (a job run twice) is left as it is.
+ */
+export async function recordSentEmails(db: Queryable, sent: readonly SentEmail[]): Promise<void> {
+  if (sent.length === 0) return;
+  await db.query(
+    `UPDATE email_records e
+        SET attempts = e.attempts + 1, status = 'sent', last_error = s.refused,
+            updated_at = now(), message = NULL
+       FROM jsonb_to_recordset($1::text::jsonb) AS s(id text, attempts_before int, refused text)
+      WHERE e.id = s.id AND e.attempts = s.attempts_before AND e.status = 'pending'`,
+    [
+      JSON.stringify(
+        sent.map((email) => ({
+          id: email.id,
+          attempts_before: email.attemptsBefore,
+          refused: email.refused,
+        })),
+      ),
+    ],
+  );
 }
 
 /**

@@ -1,10 +1,17 @@
 import type { FastifyBaseLogger } from "fastify";
 import nodemailer from "nodemailer";
 import type { Database } from "../../db/database.ts";
-import type { JobQueue } from "../../jobs/queue.ts";
+import { asError, type BatchHandler, type JobQueue } from "../../jobs/queue.ts";
 import { nextAttemptAt } from "../../jobs/retry-schedule.ts";
 import { EMAIL_QUEUE } from "../queues.ts";
-import { type EmailMessage, findPendingEmail, recordAttempt } from "./email-records.repository.ts";
+import {
+  type EmailMessage,
+  findPendingEmails,
+  type PendingEmail,
+  recordAttempt,
+  recordSentEmails,
+  type SentEmail,
+} from "./email-records.repository.ts";
 import type { EmailJob } from "./enqueue-emails.ts";
 
 /**
@@ -87,15 +94,15 @@ export async function startEmailWorker(options: EmailWorkerOptions): Promise<{ c
     greetingTimeout: 10_000,
     socketTimeout: 20_000,
   });
-  const sendJob = async ({ emailId, attempt: attemptsBefore }: EmailJob) => {
-    const email = await findPendingEmail(db, emailId);
-    if (!email || email.attempts !== attemptsBefore) return;
+  /** One attempt; a sent email is returned, to be recorded with its batch's others. */
+  const sendJob = async (
+    { emailId, attempt: attemptsBefore }: EmailJob,
+    email: PendingEmail | undefined,
+  ): Promise<SentEmail | null> => {
+    if (!email || email.attempts !== attemptsBefore) return null;
     const outcome = await attempt(transport, email.message);
     const endedAt = new Date();
-    if (outcome.sent) {
-      await recordAttempt(db, emailId, attemptsBefore, "sent", outcome.refused);
-      return;
-    }
+    if (outcome.sent) return { id: emailId, attemptsBefore, refused: outcome.refused };
     await db.transaction(async (tx) => {
       const next = outcome.temporary
         ? nextAttemptAt(retryDelaysSeconds, attemptsBefore + 1, endedAt)
@@ -111,9 +118,31 @@ export async function startEmailWorker(options: EmailWorkerOptions): Promise<{ c
         );
       }
     });
-    if (!outcome.sent) log.warn({ emailId, attempt: attemptsBefore + 1 }, "email: attempt failed");
+    log.warn({ emailId, attempt: attemptsBefore + 1 }, "email: attempt failed");
+    return null;
   };
-  await queue.work<EmailJob>(EMAIL_QUEUE, sendJob, {
+  // A fetch's emails are read in one statement, and those sent recorded in one.
+  const sendBatch: BatchHandler<EmailJob> = async (jobs) => {
+    const pending = await findPendingEmails(
+      db,
+      jobs.map((job) => job.emailId),
+    );
+    const runs = await Promise.allSettled(
+      jobs.map((job) => sendJob(job, pending.get(job.emailId))),
+    );
+    const sent = runs.flatMap((run) =>
+      run.status === "fulfilled" && run.value ? [run.value] : [],
+    );
+    const recorded = await recordSentEmails(db, sent).then(
+      () => null,
+      (error: unknown) => asError(error),
+    );
+    return runs.map((run) => {
+      if (run.status === "rejected") return asError(run.reason);
+      return run.value ? recorded : null;
+    });
+  };
+  await queue.workInBatches<EmailJob>(EMAIL_QUEUE, sendBatch, {
     concurrency: CONCURRENCY,
     fetchers: FETCHERS,
   });

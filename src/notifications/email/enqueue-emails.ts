@@ -9,8 +9,9 @@ import {
   countAutoresponses,
   type EmailKind,
   type EmailMessage,
-  insertEmailRecord,
+  insertEmailRecords,
   lockAutoresponses,
+  type NewEmailRecord,
 } from "./email-records.repository.ts";
 import { ownerBodies, ownerSubject } from "./owner-message.ts";
 import { respondentAddress } from "./respondent-address.ts";
@@ -46,17 +47,22 @@ interface Email {
   refusal?: string;
 }
 
-/** Records `email` in the submission's transaction and, when it is to be sent, enqueues it. */
-async function recordEmail(
-  tx: Queryable,
-  queue: JobQueue,
+/** The email records a batch of events causes, and a job for each record to be sent. */
+interface EmailWrites {
+  records: NewEmailRecord[];
+  jobs: EmailJob[];
+}
+
+/** Adds `email` of `event` to the batch's records and, when it is to be sent, jobs. */
+function addEmail(
+  writes: EmailWrites,
   settings: EmailSettings,
   event: SubmissionEvent,
   email: Email,
 ) {
   const sendable = settings.smtpConfigured && email.refusal === undefined;
   const id = newId("eml");
-  await insertEmailRecord(tx, {
+  writes.records.push({
     id,
     formId: event.form.id,
     submissionId: event.submission.id,
@@ -69,8 +75,7 @@ async function recordEmail(
     message: sendable ? email.message : null,
     createdAt: new Date(event.submission.createdAt),
   });
-  if (sendable)
-    await queue.enqueue(tx, EMAIL_QUEUE, { emailId: id, attempt: 0 } satisfies EmailJob);
+  if (sendable) writes.jobs.push({ emailId: id, attempt: 0 });
 }
 
 type EmailRules = Pick<FormSettings, "sendEmailNotifications" | "emailsToNotify">;
@@ -88,51 +93,69 @@ export function mayEmail(form: Pick<SubmissionEvent["form"], "plan" | "settings"
   return notifiesOwner(settings) || mayAutorespond(form.plan, settings);
 }
 
-/** The owner notification and the autoresponse an accepted, non-spam submission causes. */
+/**
+ * Records the owner notification and the autoresponse that each accepted, non-spam submission of
+ * `events` causes, in `tx`, and enqueues those to be sent: a statement for the records and one
+ * for the jobs, whatever the number of events (and, per autoresponse, its cap's lock and count).
+ */
 export async function enqueueEmails(
   tx: Queryable,
   queue: JobQueue,
   settings: EmailSettings,
-  event: SubmissionEvent,
+  events: readonly SubmissionEvent[],
 ) {
-  const { form, submission } = event;
-  const formSettings = { ...DEFAULT_SETTINGS, ...form.settings };
+  const writes: EmailWrites = { records: [], jobs: [] };
+  /** Autoresponses of this batch, not yet written, by form and address: the cap counts them. */
+  const autoresponded = new Map<string, number>();
   const from = parseMailFrom(settings.mailFrom);
-  const respondent = respondentAddress(submission.answers, formSettings.fields);
-  if (notifiesOwner(formSettings)) {
-    const subject = ownerSubject(form.name);
-    const bodies = ownerBodies({
-      formName: form.name,
-      submission,
-      censor: !formSettings.disableEmailDataCensoring,
-    });
-    const to = [...formSettings.emailsToNotify];
-    await recordEmail(tx, queue, settings, event, {
-      kind: "owner",
-      to: to.join(", "),
-      subject,
-      message: { from, to, replyTo: respondent, subject, ...bodies },
-    });
-  }
-  if (mayAutorespond(form.plan, formSettings) && respondent) {
-    // An empty subject would read as spam to most mail filters: the form's name stands in.
-    const subject = formSettings.respondentEmailSubject || form.name;
-    await lockAutoresponses(tx, form.id, respondent);
-    const hourAgo = new Date(new Date(submission.createdAt).getTime() - 3_600_000);
-    const sent = await countAutoresponses(tx, form.id, respondent, hourAgo);
-    const bodies = autoresponseBodies(formSettings.respondentEmailMessageHTML, submission.answers);
-    await recordEmail(tx, queue, settings, event, {
-      kind: "respondent",
-      to: respondent,
-      subject,
-      message: {
-        from: { name: formSettings.respondentEmailFromName || from.name, address: from.address },
-        to: [respondent],
-        replyTo: null,
+  for (const event of events) {
+    const { form, submission } = event;
+    const formSettings = { ...DEFAULT_SETTINGS, ...form.settings };
+    const respondent = respondentAddress(submission.answers, formSettings.fields);
+    if (notifiesOwner(formSettings)) {
+      const subject = ownerSubject(form.name);
+      const bodies = ownerBodies({
+        formName: form.name,
+        submission,
+        censor: !formSettings.disableEmailDataCensoring,
+      });
+      const to = [...formSettings.emailsToNotify];
+      addEmail(writes, settings, event, {
+        kind: "owner",
+        to: to.join(", "),
         subject,
-        ...bodies,
-      },
-      ...(sent >= AUTORESPONSES_PER_HOUR ? { refusal: "rate limited" } : {}),
-    });
+        message: { from, to, replyTo: respondent, subject, ...bodies },
+      });
+    }
+    if (mayAutorespond(form.plan, formSettings) && respondent) {
+      // An empty subject would read as spam to most mail filters: the form's name stands in.
+      const subject = formSettings.respondentEmailSubject || form.name;
+      await lockAutoresponses(tx, form.id, respondent);
+      const hourAgo = new Date(new Date(submission.createdAt).getTime() - 3_600_000);
+      const key = `${form.id} ${respondent.toLowerCase()}`;
+      const earlier = autoresponded.get(key) ?? 0;
+      const sent = (await countAutoresponses(tx, form.id, respondent, hourAgo)) + earlier;
+      const refused = sent >= AUTORESPONSES_PER_HOUR;
+      if (!refused) autoresponded.set(key, earlier + 1);
+      const bodies = autoresponseBodies(
+        formSettings.respondentEmailMessageHTML,
+        submission.answers,
+      );
+      addEmail(writes, settings, event, {
+        kind: "respondent",
+        to: respondent,
+        subject,
+        message: {
+          from: { name: formSettings.respondentEmailFromName || from.name, address: from.address },
+          to: [respondent],
+          replyTo: null,
+          subject,
+          ...bodies,
+        },
+        ...(refused ? { refusal: "rate limited" } : {}),
+      });
+    }
   }
+  await insertEmailRecords(tx, writes.records);
+  if (writes.jobs.length > 0) await queue.enqueueAll(tx, EMAIL_QUEUE, writes.jobs);
 }
