@@ -49,15 +49,16 @@ export async function confirmChange(db: Queryable, channel: string, payload: str
   await db.query("SELECT pg_notify($1, $2)", [channel, payload]);
 }
 
-/**
- * The transactions open now on this database but the caller's own: each by its backend and start.
- * Those of other databases are left out: they cannot write this one's forms.
- */
+/** Transactions, each by its backend's pid and its start (`xact_start`), as text. */
 export interface OpenTransactions {
   pids: number[];
   startedAt: string[];
 }
 
+/**
+ * The transactions open now on this database but the caller's own. Those of other databases are
+ * left out: they cannot write this one's forms.
+ */
 export async function openTransactions(db: Queryable): Promise<OpenTransactions> {
   const rows = await db.query<{ pid: number; started_at: string }>(
     `SELECT pid, xact_start::text AS started_at FROM pg_stat_activity

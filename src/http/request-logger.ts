@@ -3,11 +3,6 @@ import { type Bindings, type ChildLoggerOptions, type LevelWithSilentOrString, l
 
 type Level = "fatal" | "error" | "warn" | "info" | "debug" | "trace";
 
-/**
- * `request.log`, whose pino child is made at the first line its level lets through. Fastify makes
- * a child per request, and pino's child serializes the request id into its bindings: a microsecond
- * per request, a fortieth of a hosted page view, for requests that mostly log nothing.
- */
 /** Whether `logger` writes lines of `level` (when its level is one pino knows; else it decides). */
 function writes(logger: FastifyBaseLogger, level: Level) {
   if (logger.level === "silent") return false;
@@ -15,6 +10,11 @@ function writes(logger: FastifyBaseLogger, level: Level) {
   return threshold === undefined || (levels.values[level] ?? 0) >= threshold;
 }
 
+/**
+ * `request.log`, whose pino child is made at the first line its level lets through. Fastify makes
+ * a child per request, and pino's child serializes the request id into its bindings: a microsecond
+ * per request, a fortieth of a hosted page view, for requests that mostly log nothing.
+ */
 class RequestLogger implements FastifyBaseLogger {
   readonly #parent: FastifyBaseLogger;
   readonly #bindings: Bindings;
