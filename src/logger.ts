@@ -8,33 +8,36 @@ import type { Config } from "./config.ts";
  * bodies or query strings, which is where keys and captcha secrets travel. The redaction is a
  * second line of defence for anything that logs a whole request object by mistake.
  */
-export function createLogger(level: string) {
-  return pino({
-    level,
-    redact: {
-      paths: [
-        "req.headers",
-        "headers",
-        "*.headers",
-        "body",
-        "*.body",
-        "providerCaptchaSecretKey",
-        "*.key",
-        // A URL that does not parse is kept in the error, password and all.
-        "err.input",
-      ],
-      censor: "[redacted]",
+export function createLogger(level: string, destination?: pino.DestinationStream) {
+  return pino(
+    {
+      level,
+      redact: {
+        paths: [
+          "req.headers",
+          "headers",
+          "*.headers",
+          "body",
+          "*.body",
+          "providerCaptchaSecretKey",
+          "*.key",
+          // A URL that does not parse is kept in the error, password and all.
+          "err.input",
+        ],
+        censor: "[redacted]",
+      },
+      serializers: {
+        req: (request: FastifyRequest) => ({
+          method: request.method,
+          path: request.url.split("?")[0],
+          remoteAddress: request.ip,
+        }),
+        res: (reply: FastifyReply) => ({ statusCode: reply.statusCode }),
+        err: pino.stdSerializers.err,
+      },
     },
-    serializers: {
-      req: (request: FastifyRequest) => ({
-        method: request.method,
-        path: request.url.split("?")[0],
-        remoteAddress: request.ip,
-      }),
-      res: (reply: FastifyReply) => ({ statusCode: reply.statusCode }),
-      err: pino.stdSerializers.err,
-    },
-  });
+    destination,
+  );
 }
 
 export type Logger = ReturnType<typeof createLogger>;

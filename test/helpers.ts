@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { createApiKey, createOrganization } from "../src/admin/admin.service.ts";
 import { buildApp } from "../src/app.ts";
 import type { Plan, Scope } from "../src/auth/api-keys.ts";
@@ -41,9 +42,21 @@ const silentLog = { warn() {}, info() {} };
  */
 export async function buildTestApp(
   overrides: Partial<Config> = {},
-  captcha = new TokenCaptcha(),
-  events?: SubmissionEvents,
-  deliveryQueue?: DeliveryQueue,
+  {
+    captcha = new TokenCaptcha(),
+    events,
+    deliveryQueue,
+    logger,
+    beforeReady,
+  }: {
+    captcha?: TokenCaptcha;
+    events?: SubmissionEvents;
+    deliveryQueue?: DeliveryQueue;
+    /** Silent when absent. */
+    logger?: FastifyBaseLogger;
+    /** Hooks a test adds to the app, which it can no longer take once ready. */
+    beforeReady?: (app: FastifyInstance) => void;
+  } = {},
 ) {
   const config = { ...loadConfig({}), ...overrides };
   const db = await testDatabase();
@@ -68,7 +81,9 @@ export async function buildTestApp(
       events: events ?? eventsWithoutQueue(config),
     },
     ...(deliveryQueue ? { deliveryQueue } : {}),
+    ...(logger ? { logger } : {}),
   });
+  beforeReady?.(app);
   await checkEveryResponse(app);
   return {
     app,

@@ -169,7 +169,7 @@ before(async () => {
     databaseUrl: process.env.DATABASE_URL ?? null,
     queues: NOTIFICATION_QUEUES,
   });
-  testApp = await buildTestApp({}, undefined, undefined, deliveryQueueOn(jobs));
+  testApp = await buildTestApp({}, { deliveryQueue: deliveryQueueOn(jobs) });
   tenant = await createTenant();
   other = await createTenant();
 });

@@ -34,7 +34,7 @@ before(async () => {
     smtpConfigured: false,
     mailFrom: loadConfig({}).mailFrom,
   });
-  testApp = await buildTestApp({}, undefined, events, deliveryQueueOn(jobs));
+  testApp = await buildTestApp({}, { events, deliveryQueue: deliveryQueueOn(jobs) });
   const doc = (await testApp.app.inject({ url: "/api/v1/openapi.json" })).json();
   operations = Object.entries(doc.paths as Record<string, Record<string, Operation>>).flatMap(
     ([path, item]) =>

@@ -140,7 +140,7 @@ test("without SMTP_URL: one warning at start; each email recorded skipped, with 
   const log = recordingLog();
   const config = { ...loadConfig({}), databaseUrl: process.env.DATABASE_URL ?? null };
   const notifications = await startNotifications({ db: await testDatabase(), config, log });
-  const built = await buildTestApp(config, undefined, notifications.events);
+  const built = await buildTestApp(config, { events: notifications.events });
   try {
     assert.deepEqual(log.lines, [
       { level: "warn", message: "SMTP_URL is not set: emails are recorded as skipped" },

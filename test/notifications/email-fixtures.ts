@@ -42,7 +42,7 @@ export async function emailHarness(overrides: Partial<Config> = {}) {
     config,
     log,
   });
-  const built = await buildTestApp(config, undefined, notifications.events);
+  const built = await buildTestApp(config, { events: notifications.events });
   return {
     sink,
     built,

@@ -44,7 +44,7 @@ function switchableQueue() {
 async function appWith(queue: JobQueue) {
   const config = loadConfig({});
   const events = createSubmissionEvents(queue, { smtpConfigured: true, mailFrom: config.mailFrom });
-  return buildTestApp({}, undefined, events);
+  return buildTestApp({}, { events });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

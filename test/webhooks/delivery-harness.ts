@@ -37,12 +37,10 @@ export async function startDeliveryApp(options: DeliveryAppOptions) {
     log: silentLog,
     webhookLookup: testLookup,
   });
-  const testApp = await buildTestApp(
-    config,
-    undefined,
-    notifications.events,
-    notifications.deliveryQueue,
-  );
+  const testApp = await buildTestApp(config, {
+    events: notifications.events,
+    deliveryQueue: notifications.deliveryQueue,
+  });
   return {
     app: testApp.app,
     async tenant() {
