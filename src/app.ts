@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyBaseLogger } from "fastify";
 import type { KeyOwner } from "./auth/api-keys.repository.ts";
 import { registerAuthentication } from "./auth/authenticate.ts";
@@ -11,6 +10,7 @@ import { formsRoutes } from "./forms/forms.routes.ts";
 import { healthRoutes } from "./health/health.routes.ts";
 import { homeRoutes } from "./home/home.routes.ts";
 import { FormViewCache } from "./hosted/form-view-cache.ts";
+import { answerHeldViewsFirst } from "./hosted/held-views.ts";
 import { hostedRoutes } from "./hosted/hosted.routes.ts";
 import { HostedPages } from "./hosted/hosted-pages.ts";
 import { API_PREFIX } from "./http/api-prefix.ts";
@@ -24,7 +24,8 @@ import { undecodableUrl } from "./http/errors.ts";
 import { registerExpectations } from "./http/expectations.ts";
 import { registerJsonBodyParser } from "./http/json-body.ts";
 import { registerOpenApi } from "./http/openapi.ts";
-import { requestLoggerOf } from "./http/request-logger.ts";
+import { requestIdOf } from "./http/request-id.ts";
+import { requestLoggerOf, writes } from "./http/request-logger.ts";
 import { registerSecurityHeaders } from "./http/security-headers.ts";
 import { hasDecodableQuery, validatorCompiler } from "./http/validation.ts";
 import { type IntakeDependencies, intakeRoutes } from "./intake/intake.routes.ts";
@@ -76,10 +77,7 @@ export async function buildApp(dependencies: AppDependencies) {
     // Fastify's reading of X-Forwarded-Host and -Proto follows the same proxies; the client's
     // address is ours (registerClientAddress), which accepts only valid addresses.
     trustProxy: trustFunction(config.trustProxy) ?? false,
-    genReqId: (request) => {
-      const given = request.headers["x-request-id"];
-      return typeof given === "string" && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
-    },
+    genReqId: requestIdOf,
     // A form id far longer than ours still reaches the route, to be answered 404 after the key check.
     routerOptions: { maxParamLength: 65_536 },
     clientErrorHandler,
@@ -155,6 +153,8 @@ export async function buildApp(dependencies: AppDependencies) {
     const forms = new FormViewCache(db);
     app.addHook("onClose", () => forms.close());
     await app.register(hostedRoutes, { db, pages, forms });
+    const logsEveryRequest = logger !== undefined && writes(logger, "info");
+    if (!logsEveryRequest) answerHeldViewsFirst(app, pages, forms);
   }
   return app;
 }

@@ -111,13 +111,19 @@ export class FormViewCache implements FormChangeListener {
     return this.#listenerPid;
   }
 
+  /** The form as a view shows it when it is held in memory and fresh; else undefined. */
+  held(formId: string): PageForm | undefined {
+    const cached = this.#entries.get(formId);
+    return cached && cached.expiresAt > Date.now() ? cached.form : undefined;
+  }
+
   /** The form as a view shows it: from memory when known and fresh, else from `load`. */
   async form(formId: string, load: () => Promise<IntakeForm | null>): Promise<PageForm | null> {
-    const now = Date.now();
-    const cached = this.#entries.get(formId);
-    if (cached && cached.expiresAt > now) return cached.form;
+    const held = this.held(formId);
+    if (held) return held;
     if (!(this.#formsHeard && this.#keysHeard)) return load();
     const generation = this.#generation;
+    const now = Date.now();
     const loaded = await load();
     if (!loaded) return null;
     const {

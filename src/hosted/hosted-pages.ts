@@ -1,3 +1,4 @@
+import type { ServerResponse } from "node:http";
 import type { FastifyReply } from "fastify";
 import type { IntakeForm } from "../intake/intake.repository.ts";
 import type { ErrorPage } from "../intake/intake-errors.ts";
@@ -9,7 +10,7 @@ import type { PageForm } from "./form-view-cache.ts";
 import { freshToken, NONCE_MARK, PreparedPage } from "./html.ts";
 import { closedPage, errorPage, notFoundPage, plainPage, thanksPage } from "./message-pages.ts";
 import { PageCache } from "./page-cache.ts";
-import { pagePolicy, sendHostedPage } from "./page-policy.ts";
+import { pagePolicy, sendHostedPage, type ViewTokens, writeHostedPage } from "./page-policy.ts";
 import { type Appearance, appearanceOf } from "./theme.ts";
 
 /**
@@ -32,28 +33,40 @@ export class HostedPages {
   }
 
   #send(reply: FastifyReply, status: number, page: PreparedPage) {
-    return sendHostedPage(reply, status, page, { nonce: freshToken(), token: freshToken() });
+    return sendHostedPage(reply, status, page, this.#tokens());
+  }
+
+  #tokens(): ViewTokens {
+    return { nonce: freshToken(), token: freshToken() };
   }
 
   /** GET /f/{formId}: the form, its closed page, or the 404 page for what is not a hosted form. */
   form(reply: FastifyReply, form: PageForm | null) {
     if (form?.type !== "hosted") return this.notFound(reply);
+    return this.#send(reply, 200, this.#formPage(form));
+  }
+
+  /** The view of a hosted form, as `form` sends it, written to the HTTP server's response. */
+  writeForm(response: ServerResponse, form: PageForm, requestId: string) {
+    writeHostedPage(response, 200, this.#formPage(form), this.#tokens(), requestId);
+  }
+
+  /** A hosted form's page: the form, or its closed page. */
+  #formPage(form: PageForm): PreparedPage {
     const version = String(form.updatedAt.getTime());
     if (form.isClosed) {
-      const page = this.#cache.get(`closed:${form.id}`, version, () => {
+      return this.#cache.get(`closed:${form.id}`, version, () => {
         const appearance = appearanceOf(form.settings);
         return this.#prepare(closedPage(appearance), appearance);
       });
-      return this.#send(reply, 200, page);
     }
     // The address a script goes to after sending depends on the plan (a custom redirect is paid).
-    const page = this.#cache.get(`form:${form.id}`, `${version}:${form.plan}`, () => {
+    return this.#cache.get(`form:${form.id}`, `${version}:${form.plan}`, () => {
       const appearance = appearanceOf(form.settings);
       const next = successLocation(form);
       const html = formPage({ id: form.id, name: form.name, appearance, next }, this.#scripts);
       return this.#prepare(html, appearance);
     });
-    return this.#send(reply, 200, page);
   }
 
   /** The form again after a refused post: the answers as typed and every field's message. */

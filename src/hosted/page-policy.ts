@@ -1,4 +1,6 @@
+import type { ServerResponse } from "node:http";
 import type { FastifyReply } from "fastify";
+import { NO_SNIFF } from "../http/security-headers.ts";
 import type { CaptchaScriptUrls } from "./captcha-scripts.ts";
 import { captchaOrigin } from "./captcha-widget.ts";
 import { captchaOf } from "./form-page.ts";
@@ -67,18 +69,49 @@ export function pagePolicy(
   return directives.filter((d) => d !== null).join("; ");
 }
 
+/** The headers every page carries, with its policy for `nonce`: Fastify's and the raw answer's. */
+function pageHeaders(page: PreparedPage, nonce: string) {
+  return {
+    "content-type": "text/html; charset=utf-8",
+    "content-security-policy": page.policy(nonce),
+    "cache-control": "no-store",
+    "referrer-policy": "strict-origin-when-cross-origin",
+  };
+}
+
+/** What makes one view of a page: its nonce and, for a form page, its `_token`. */
+export interface ViewTokens {
+  nonce: string;
+  token: string;
+}
+
 /** Sends a rendered page with its nonce and token in place and the headers every page carries. */
 export function sendHostedPage(
   reply: FastifyReply,
   status: number,
   page: PreparedPage,
-  { nonce, token }: { nonce: string; token: string },
+  { nonce, token }: ViewTokens,
 ) {
-  return reply
-    .code(status)
-    .header("Content-Type", "text/html; charset=utf-8")
-    .header("Content-Security-Policy", page.policy(nonce))
-    .header("Cache-Control", "no-store")
-    .header("Referrer-Policy", "strict-origin-when-cross-origin")
-    .send(page.bytes(nonce, token));
+  return reply.code(status).headers(pageHeaders(page, nonce)).send(page.bytes(nonce, token));
+}
+
+/**
+ * Writes a page to the HTTP server's response as sendHostedPage and the application's onSend
+ * hooks would (`X-Content-Type-Options`, `X-Request-Id`): for a view answered before routing.
+ */
+export function writeHostedPage(
+  response: ServerResponse,
+  status: number,
+  page: PreparedPage,
+  { nonce, token }: ViewTokens,
+  requestId: string,
+) {
+  const body = page.bytes(nonce, token);
+  response.writeHead(status, {
+    ...pageHeaders(page, nonce),
+    [NO_SNIFF[0].toLowerCase()]: NO_SNIFF[1],
+    "x-request-id": requestId,
+    "content-length": body.length,
+  });
+  response.end(body);
 }

@@ -4,7 +4,7 @@ import { type Bindings, type ChildLoggerOptions, type LevelWithSilentOrString, l
 type Level = "fatal" | "error" | "warn" | "info" | "debug" | "trace";
 
 /** Whether `logger` writes lines of `level` (when its level is one pino knows; else it decides). */
-function writes(logger: FastifyBaseLogger, level: Level) {
+export function writes(logger: FastifyBaseLogger, level: Level) {
   if (logger.level === "silent") return false;
   const threshold = levels.values[logger.level];
   return threshold === undefined || (levels.values[level] ?? 0) >= threshold;
