@@ -148,6 +148,10 @@ export async function measureOnPostgres(
         request: read,
       });
     }
+    // The writes compare one instance with the minimal handler. A second instance listening on
+    // the same database would make every change to a hosted form wait for its confirmation
+    // (docs/decisions.md, "Hosted pages"): a cost of several instances, not of the write.
+    await Promise.all([withoutAuth.server.stop(), withRedis.server.stop()]);
 
     const onWrites = (scenario: string, target: LoadTarget, request: LoadRequest) => ({
       scenario,

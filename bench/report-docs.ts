@@ -72,7 +72,9 @@ the bench markers is rewritten by every complete run. Raw figures: \`bench/resul
     (\`${settings.formdeckNodeFlags || "none"}\`), on PostgreSQL, in-process rate limiter,
     \`LOG_LEVEL=warn\`, a quota no run reaches;
   - _formdeck with Redis_: the same with \`REDIS_URL\` set (\`BENCH_REDIS_URL\`): the Redis rate
-    limiter that several instances share;
+    limiter that several instances share. It and _formdeck without auth_ are stopped before the
+    writes: those compare one instance with the minimal handler, and a second instance on the same
+    database would make every change to a hosted form wait for its confirmation;
   - _formdeck without auth_: the same app without key check and rate limit
     (\`bench/servers/formdeck-without-auth.ts\`): the difference is what those two cost;
   - _minimal handler_: the fair baseline, what a careful engineer writes with \`node:http\` and
