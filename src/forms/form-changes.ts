@@ -50,7 +50,7 @@ export function readPayload(
 export const confirmationOf = (payload: string) => `${DONE}${payload}`;
 
 /**
- * Runs `write`, which makes a change and announces it in its statement (announceColumns; it sets
+ * Runs `write`, which makes a change and announces it in its statement (announceColumn; it sets
  * `listeners` from that statement), and returns once every cache has dropped what `change`
  * names: in this process at once, and in every other listening instance when it confirms (or
  * after a short timeout, for one that hangs). So the next view anywhere sees the change. Only a

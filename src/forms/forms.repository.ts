@@ -1,11 +1,6 @@
 import type { Queryable } from "../db/database.ts";
 import { SUBMISSIONS_SQL } from "../submissions/submission-counts.repository.ts";
-import {
-  type Announcement,
-  announceColumns,
-  announceParams,
-  otherListeners,
-} from "./form-changes.repository.ts";
+import { type Announcement, announceColumn, announceParams } from "./form-changes.repository.ts";
 import type { FormSettings } from "./form-defaults.ts";
 
 export interface FormRow {
@@ -124,13 +119,13 @@ export interface FormChanges {
 const HOSTED = "type = 'hosted'";
 
 /** A written row, and how many instances must confirm the announcement the write carried. */
-type Announced = WrittenFormRow & { announced: boolean; listeners: number };
+type Announced = WrittenFormRow & { listeners: number };
 
 /** The hosted pages' caches learn of the write from the statement itself (form-changes.ts). */
 function announced(rows: Announced[], announcement: Announcement): WrittenFormRow | null {
   const row = rows[0];
   if (!row) return null;
-  const { announced: _announced, listeners, ...form } = row;
+  const { listeners, ...form } = row;
   announcement.listeners = listeners;
   return form;
 }
@@ -153,9 +148,8 @@ export async function updateForm(
     `UPDATE forms SET name = $4, is_closed = $5, auto_close_at = $6, settings = $7,
             captcha_secret = COALESCE($8, captcha_secret),
             updated_at = GREATEST($1, updated_at + interval '1 millisecond')
-       FROM ${otherListeners(10)}
       WHERE organization_id = $2 AND id = $3 AND ($9::xid IS NULL OR xmin = $9::xid)
-      RETURNING ${WRITTEN_COLUMNS}, ${READS_CLOSED} AS "isClosed", ${announceColumns(10, HOSTED)}`,
+      RETURNING ${WRITTEN_COLUMNS}, ${READS_CLOSED} AS "isClosed", ${announceColumn(10, HOSTED)}`,
     [
       now,
       organizationId,
@@ -200,13 +194,12 @@ export async function patchForm(
             auto_close_at = CASE WHEN $7 IS NOT NULL AND auto_close_at <= $1 THEN NULL
                                  ELSE auto_close_at END,
             updated_at = GREATEST($1, updated_at + interval '1 millisecond')
-       FROM ${otherListeners(8)}
       WHERE organization_id = $2 AND id = $3
         -- IS FALSE: a rename or a closing decides here without merging the settings again.
         AND NOT COALESCE($7::boolean IS FALSE
           AND ((settings || $5::jsonb) ->> 'limitResponses')::boolean
           AND (settings || $5::jsonb) ->> 'maxResponses' IS NOT NULL, false)
-      RETURNING ${WRITTEN_COLUMNS}, ${READS_CLOSED} AS "isClosed", ${announceColumns(8, HOSTED)}`,
+      RETURNING ${WRITTEN_COLUMNS}, ${READS_CLOSED} AS "isClosed", ${announceColumn(8, HOSTED)}`,
     [
       now,
       organizationId,
@@ -228,8 +221,8 @@ export async function deleteForm(
   announcement: Announcement,
 ) {
   const rows = await db.query<{ listeners: number }>(
-    `DELETE FROM forms USING ${otherListeners(3)}
-      WHERE organization_id = $1 AND id = $2 RETURNING ${announceColumns(3, HOSTED)}`,
+    `DELETE FROM forms WHERE organization_id = $1 AND id = $2
+      RETURNING ${announceColumn(3, HOSTED)}`,
     [organizationId, formId, ...announceParams(announcement)],
   );
   announcement.listeners = rows[0]?.listeners ?? 0;

@@ -89,7 +89,7 @@ export class FormViewCache implements FormChangeListener {
 
   /**
    * A writer that counted the listeners before this one connected sends it nothing (see
-   * announceColumns): nothing is kept until every transaction open on this database at connection
+   * announceColumn): nothing is kept until every transaction open on this database at connection
    * has ended. Only this database's: a long transaction of another application sharing the server
    * cannot write our forms, and would otherwise keep every view reading the store while it runs.
    */
