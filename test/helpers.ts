@@ -4,6 +4,7 @@ import type { Plan, Scope } from "../src/auth/api-keys.ts";
 import { type Config, loadConfig } from "../src/config.ts";
 import { type Database, openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrations.ts";
+import type { SpareCapacity } from "../src/jobs/spare-capacity.ts";
 import type { SubmissionEvents } from "../src/notifications/submission-events.ts";
 import { createRateLimiter } from "../src/rate-limit/create-rate-limiter.ts";
 import type { DeliveryQueue } from "../src/webhooks/delivery-queue.ts";
@@ -44,6 +45,7 @@ export async function buildTestApp(
   captcha = new TokenCaptcha(),
   events?: SubmissionEvents,
   deliveryQueue?: DeliveryQueue,
+  capacity?: SpareCapacity,
 ) {
   const config = { ...loadConfig({}), ...overrides };
   const db = await testDatabase();
@@ -66,6 +68,7 @@ export async function buildTestApp(
       captcha,
       countries: headerCountries,
       events: events ?? eventsWithoutQueue(config),
+      ...(capacity ? { capacity } : {}),
     },
     ...(deliveryQueue ? { deliveryQueue } : {}),
   });
