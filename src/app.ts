@@ -126,7 +126,7 @@ export async function buildApp(dependencies: AppDependencies) {
   await app.register(formsRoutes, { prefix: API_PREFIX, db });
   const links = new FileLinks(db, config.publicUrl);
   // The intake leaves the events of what it stores in one statement for this relay.
-  const relay = intake ? startEventRelay(db, intake.events, app.log) : null;
+  const relay = intake ? startEventRelay(db, intake.events, app.log, intake.capacity) : null;
   if (relay) app.addHook("onClose", () => relay.stop());
   const pending = relay ?? nothingPending;
   await app.register(submissionsRoutes, { prefix: API_PREFIX, db, links, pending });

@@ -115,11 +115,13 @@ async function start() {
     windowSeconds: config.intakeRateLimitWindowSeconds,
     log: logger,
   });
-  // Notifications yield to requests when these saturate the instance (src/jobs/spare-capacity.ts).
+  // Notifications (the relay and the workers) yield to requests when these saturate the instance
+  // (src/jobs/spare-capacity.ts).
   const capacity = spareCapacity();
   const notifications = await startNotifications({ db, config, log: logger, capacity });
   const intake = {
     events: notifications.events,
+    capacity,
     limiter: intakeLimiter,
     captcha: createCaptchaVerifier({
       verifyUrls: config.captchaVerifyUrls,

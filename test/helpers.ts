@@ -5,6 +5,7 @@ import type { Plan, Scope } from "../src/auth/api-keys.ts";
 import { type Config, loadConfig } from "../src/config.ts";
 import { type Database, openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrations.ts";
+import type { SpareCapacity } from "../src/jobs/spare-capacity.ts";
 import type { SubmissionEvents } from "../src/notifications/submission-events.ts";
 import { createRateLimiter } from "../src/rate-limit/create-rate-limiter.ts";
 import type { DeliveryQueue } from "../src/webhooks/delivery-queue.ts";
@@ -46,12 +47,15 @@ export async function buildTestApp(
     captcha = new TokenCaptcha(),
     events,
     deliveryQueue,
+    capacity,
     logger,
     beforeReady,
   }: {
     captcha?: TokenCaptcha;
     events?: SubmissionEvents;
     deliveryQueue?: DeliveryQueue;
+    /** How the intake's relay learns that requests saturate the app: never, when absent. */
+    capacity?: SpareCapacity;
     /** Silent when absent. */
     logger?: FastifyBaseLogger;
     /** Hooks a test adds to the app, which it can no longer take once ready. */
@@ -79,6 +83,7 @@ export async function buildTestApp(
       captcha,
       countries: headerCountries,
       events: events ?? eventsWithoutQueue(config),
+      ...(capacity ? { capacity } : {}),
     },
     ...(deliveryQueue ? { deliveryQueue } : {}),
     ...(logger ? { logger } : {}),

@@ -14,6 +14,7 @@ import { toAppError } from "../http/error-handling.ts";
 import { AppError, errorBody } from "../http/errors.ts";
 import { validatorCompiler } from "../http/validation.ts";
 import { IdempotencyHeaders, REPLAYED_HEADER } from "../idempotency/idempotency-key.ts";
+import type { SpareCapacity } from "../jobs/spare-capacity.ts";
 import { LeastRecentlyUsed } from "../least-recently-used.ts";
 import type { EventRelay } from "../notifications/event-relay.ts";
 import type { SubmissionEvents } from "../notifications/submission-events.ts";
@@ -37,6 +38,8 @@ export interface IntakeDependencies {
   countries: CountryResolver;
   /** Enqueues an accepted submission's emails and webhooks in its transaction. */
   events: SubmissionEvents;
+  /** What the event relay's passes wait for: requests come first (never, unless set). */
+  capacity?: SpareCapacity;
 }
 
 // The body arrives as bytes and is read by the handler, which knows the form's rules; the schema

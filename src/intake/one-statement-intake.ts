@@ -1,5 +1,6 @@
 import type { Queryable } from "../db/database.ts";
 import { DEFAULT_SETTINGS } from "../forms/form-defaults.ts";
+import { outboxJson } from "../notifications/event-outbox.repository.ts";
 import { mayNotify, type SubmissionEvent } from "../notifications/submission-events.ts";
 import { type LinkOf, toSubmissionRecord } from "../submissions/submissions.service.ts";
 import type { IntakeForm, NewSubmission } from "./intake.repository.ts";
@@ -58,7 +59,7 @@ export async function storeInOneStatement(
     submission,
     form,
     { store: form.settings.submissionStorageDuration !== "never", count: !submission.isSpam },
-    event && { json: JSON.stringify(event), relay },
+    event && { json: outboxJson(event), relay },
   );
   if (!stored) throw new FormChanged();
   return event !== null;

@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/database.ts";
+import { DEFAULT_SETTINGS } from "../forms/form-defaults.ts";
 import type { SubmissionEvent } from "./submission-events.ts";
 
 /** How long an event waits for its own instance's relay before any relay takes it. */
@@ -40,5 +41,31 @@ export async function takeEventsOfForm(tx: Queryable, formId: string) {
   return inOrder(rows);
 }
 
+const defaultJson = new Map(
+  Object.entries(DEFAULT_SETTINGS).map(([name, value]) => [name, JSON.stringify(value)]),
+);
+
+/**
+ * The event as the intake's statement writes it into the outbox: the form's settings without
+ * those at their default value, put back by `inOrder` when it is taken. A form's settings are
+ * most of an event (about 1.5 kB of 2 kB, mostly defaults), and every byte of it is serialized,
+ * sent, parsed into jsonb, logged and, past PostgreSQL's 2 kB, compressed, on the request path of
+ * every submission that notifies (docs/performance.md, "Notifications (issue 13)").
+ */
+export function outboxJson(event: SubmissionEvent): string {
+  const settings = Object.fromEntries(
+    Object.entries(event.form.settings).filter(
+      ([name, value]) => JSON.stringify(value) !== defaultJson.get(name),
+    ),
+  );
+  return JSON.stringify({ ...event, form: { ...event.form, settings } });
+}
+
+/** Oldest first, each form's settings whole again (what `outboxJson` left out is a default). */
 const inOrder = (rows: { id: string; event: SubmissionEvent }[]) =>
-  rows.sort((a, b) => Number(BigInt(a.id) - BigInt(b.id))).map((row) => row.event);
+  rows
+    .sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)))
+    .map(({ event }) => ({
+      ...event,
+      form: { ...event.form, settings: { ...DEFAULT_SETTINGS, ...event.form.settings } },
+    }));

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Database } from "../db/database.ts";
+import { alwaysSpare, type SpareCapacity } from "../jobs/spare-capacity.ts";
 import { takeEvents, takeEventsOfForm } from "./event-outbox.repository.ts";
 import type { SubmissionEvents } from "./submission-events.ts";
 
@@ -30,11 +31,18 @@ export interface EventRelay extends PendingEvents {
  * 015): each is taken out, and its email records, deliveries and jobs written, in one
  * transaction, so an event is relayed exactly once whatever fails when. Runs when the intake of
  * its instance wakes it, having stored an event, and every second; every instance runs one.
+ *
+ * A pass first waits for `capacity`: while requests saturate the instance it starts at most
+ * about once a second, and takes what a second of intake left in full batches, rather than a
+ * few events per pass at the cost of the same statements (docs/decisions.md, "Background work
+ * yields to requests"). The events are durable in the outbox meanwhile, and the API's reads
+ * (`relayForm`) never wait.
  */
 export function startEventRelay(
   db: Database,
   events: SubmissionEvents,
   log: Pick<FastifyBaseLogger, "warn">,
+  capacity: SpareCapacity = alwaysSpare,
 ): EventRelay {
   let running: Promise<void> | null = null;
   let again = false;
@@ -57,7 +65,9 @@ export function startEventRelay(
       again = true;
       return;
     }
-    running = relayAll()
+    running = capacity
+      .wait()
+      .then(relayAll)
       .catch((error) => log.warn({ err: error }, "submission events: relay failed; retried"))
       .finally(() => {
         running = null;

@@ -34,7 +34,7 @@ export class TokenCaptcha implements CaptchaVerifier {
  * A job queue for tests that start none: emails are skipped without an SMTP server, so nothing
  * reaches it; a test that enqueues starts a real queue and passes its events to buildTestApp.
  */
-const noQueue: JobQueue = {
+export const noQueue: JobQueue = {
   enqueue: () => Promise.reject(new Error("this test started no job queue")),
   enqueueAll: () => Promise.reject(new Error("this test started no job queue")),
   work: () => Promise.reject(new Error("this test started no job queue")),
