@@ -16,6 +16,7 @@ const ALL = [
   "009_webhooks",
   "010_file_chunks",
   "015_submission_events_outbox",
+  "016_email_records_by_form",
 ];
 
 test("migrations apply once and running them again changes nothing", async () => {
@@ -81,5 +82,34 @@ test("instances starting together against one PostgreSQL migrate exactly once", 
     await Promise.all(instances.map((db) => db.close()));
     await admin.query(`DROP SCHEMA ${schema} CASCADE`);
     await admin.close();
+  }
+});
+
+/**
+ * Organizations are never deleted by formdeck (no route or command does): the references to them
+ * need no index for a cascade, and one on `submissions` would cost every intake an index write.
+ */
+const NEVER_CASCADED = ["submissions.organization_id", "webhooks.organization_id"];
+
+test("every reference a deletion cascades through leads an index, so no deletion scans a table", async () => {
+  const db = await openDatabase({ databaseUrl: null, dataDir: null });
+  try {
+    await migrate(db);
+    const unindexed = await db.query<{ reference: string }>(
+      `SELECT c.conrelid::regclass::text || '.' || a.attname AS reference
+         FROM pg_constraint c
+         JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+        WHERE c.contype = 'f' AND c.connamespace = 'public'::regnamespace
+          AND NOT EXISTS (
+            SELECT 1 FROM pg_index i
+             WHERE i.indrelid = c.conrelid AND i.indkey[0] = c.conkey[1] AND i.indpred IS NULL)
+        ORDER BY 1`,
+    );
+    assert.deepEqual(
+      unindexed.map((row) => row.reference),
+      NEVER_CASCADED,
+    );
+  } finally {
+    await db.close();
   }
 });
