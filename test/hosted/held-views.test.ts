@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { after, before, test } from "node:test";
 import { createLogger } from "../../src/logger.ts";
 import { buildTestApp, closeTestDatabase } from "../helpers.ts";
 import { newForm } from "../intake/intake-fixtures.ts";
+import { requestOverHttp } from "../raw-http.ts";
 import { SAMPLE_FORM } from "./sample-form.ts";
 
 /**
@@ -27,7 +27,7 @@ async function listeningApp(options: Parameters<typeof buildTestApp>[1] = {}) {
   );
   await built.app.listen({ port: 0, host: "127.0.0.1" });
   const { port } = built.app.server.address() as AddressInfo;
-  return { ...built, origin: `http://127.0.0.1:${port}`, routed: () => routed };
+  return { ...built, port, origin: `http://127.0.0.1:${port}`, routed: () => routed };
 }
 
 let built: Awaited<ReturnType<typeof listeningApp>>;
@@ -80,25 +80,8 @@ async function view(path: string, init: RequestInit = {}) {
 /** A GET with a body (which fetch cannot send), and how many views Fastify routed meanwhile. */
 async function viewWithBody(path: string) {
   const before = built.routed();
-  const { status, body } = await new Promise<{ status: number; body: string }>(
-    (resolve, reject) => {
-      const request = http.request(
-        `${built.origin}${path}`,
-        { method: "GET", headers: { "content-length": 6 } },
-        (response) => {
-          let body = "";
-          response.setEncoding("utf8");
-          response.on("data", (chunk) => {
-            body += chunk;
-          });
-          response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
-        },
-      );
-      request.on("error", reject);
-      request.end("a body");
-    },
-  );
-  return { status, body, routed: built.routed() - before };
+  const { status, text } = await requestOverHttp(built.port, "GET", path, {}, "a body");
+  return { status, body: text, routed: built.routed() - before };
 }
 
 test("a held form's view is answered before routing, as the route answers it", async () => {

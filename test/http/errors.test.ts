@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
-import http from "node:http";
 import type net from "node:net";
 import { after, before, describe, test } from "node:test";
 import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
-import { sendRaw } from "../raw-http.ts";
+import { requestOverHttp, sendRaw } from "../raw-http.ts";
 
 type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
 
@@ -186,22 +185,14 @@ describe("errors answered by a listening server", () => {
   });
 
   test("a body without a content type → 415", async () => {
-    const status = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = http.request(
-        { port, host: "127.0.0.1", method: "POST", path: FORMS, headers: { "api-key": fullKey } },
-        (res) => {
-          let body = "";
-          res.setEncoding("utf8");
-          res.on("data", (chunk) => {
-            body += chunk;
-          });
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-        },
-      );
-      req.on("error", reject);
-      req.end('{"name":"no type"}');
-    });
+    const status = await requestOverHttp(
+      port,
+      "POST",
+      FORMS,
+      { "api-key": fullKey },
+      '{"name":"no type"}',
+    );
     assert.equal(status.status, 415);
-    assert.deepEqual(JSON.parse(status.body), unsupported);
+    assert.deepEqual(JSON.parse(status.text), unsupported);
   });
 });

@@ -3,13 +3,13 @@
  * that still name a type, and compressed bodies.
  */
 import assert from "node:assert/strict";
-import http from "node:http";
+import type http from "node:http";
 import type net from "node:net";
 import { after, before, describe, test } from "node:test";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { type Client, client, errorOf, MISSING_ID, NOT_FOUND } from "../forms/form-fixtures.ts";
 import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
-import { sendRaw } from "../raw-http.ts";
+import { requestOverHttp, sendRaw } from "../raw-http.ts";
 
 type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
 
@@ -40,25 +40,8 @@ after(async () => {
 });
 
 /** A request through a real connection, with `body` sent as it is. */
-function request(method: string, path: string, headers: http.OutgoingHttpHeaders, body?: Buffer) {
-  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }>(
-    (resolve, reject) => {
-      // Node's client sends the body of a DELETE without a Content-Length of its own.
-      const length = body && { "content-length": body.length };
-      const options = { port, host: "127.0.0.1", method, path, headers: { ...length, ...headers } };
-      const req = http.request(options, (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk) => {
-          text += chunk;
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-      });
-      req.on("error", reject);
-      req.end(body);
-    },
-  );
-}
+const request = (method: string, path: string, headers: http.OutgoingHttpHeaders, body?: Buffer) =>
+  requestOverHttp(port, method, path, headers, body);
 
 describe("Expect", () => {
   test("an expectation other than 100-continue → 417 with the error body, nothing created", async () => {

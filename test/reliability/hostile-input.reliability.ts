@@ -18,7 +18,7 @@ import {
   unprocessable,
 } from "../forms/form-fixtures.ts";
 import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
-import { sendRaw } from "../raw-http.ts";
+import { requestOverHttp, sendRaw } from "../raw-http.ts";
 import { cli, type RunningServer, startServer, tempDataDir } from "../server/server-process.ts";
 import { figure } from "./figures.ts";
 
@@ -879,23 +879,15 @@ describe("against a real server process", () => {
   });
 
   test("no content type with a body → 415; over the socket the form id rules hold", async () => {
-    const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = http.request(
-        { host: "127.0.0.1", port, method: "POST", path: FORMS, headers: { "api-key": key } },
-        (r) => {
-          let body = "";
-          r.setEncoding("utf8");
-          r.on("data", (c) => {
-            body += c;
-          });
-          r.on("end", () => resolve({ status: r.statusCode ?? 0, body }));
-        },
-      );
-      req.on("error", reject);
-      req.end('{"name":"no type"}');
-    });
+    const res = await requestOverHttp(
+      port,
+      "POST",
+      FORMS,
+      { "api-key": key },
+      '{"name":"no type"}',
+    );
     assert.deepEqual(
-      { status: res.status, body: JSON.parse(res.body) },
+      { status: res.status, body: JSON.parse(res.text) },
       { status: 415, body: UNSUPPORTED },
     );
     const odd = await fetch(`${server.url}${FORMS}/${encodeURIComponent("' OR 1=1 --")}`, {
