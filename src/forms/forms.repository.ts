@@ -146,7 +146,7 @@ export async function updateForm(
   const rows = await db.query<Announced>(
     // updated_at moves forward even when two updates land within one millisecond.
     `UPDATE forms SET name = $4, is_closed = $5, auto_close_at = $6, settings = $7,
-            captcha_secret = COALESCE($8, captcha_secret),
+            captcha_secret = COALESCE($8, captcha_secret), revision = revision + 1,
             updated_at = GREATEST($1, updated_at + interval '1 millisecond')
       WHERE organization_id = $2 AND id = $3 AND ($9::xid IS NULL OR xmin = $9::xid)
       RETURNING ${WRITTEN_COLUMNS}, ${READS_CLOSED} AS "isClosed", ${announceColumn(10, HOSTED)}`,
@@ -193,6 +193,7 @@ export async function patchForm(
             is_closed = COALESCE($7, is_closed),
             auto_close_at = CASE WHEN $7 IS NOT NULL AND auto_close_at <= $1 THEN NULL
                                  ELSE auto_close_at END,
+            revision = revision + 1,
             updated_at = GREATEST($1, updated_at + interval '1 millisecond')
       WHERE organization_id = $2 AND id = $3
         -- IS FALSE: a rename or a closing decides here without merging the settings again.
@@ -379,7 +380,7 @@ export async function listFormPage(
 /** Persists deadlines that have passed, so the stored switch agrees with what clients read. */
 export async function closeDueForms(db: Queryable, now: Date): Promise<number> {
   const rows = await db.query<{ id: string }>(
-    `UPDATE forms SET is_closed = true, auto_close_at = NULL
+    `UPDATE forms SET is_closed = true, auto_close_at = NULL, revision = revision + 1
       WHERE auto_close_at <= $1 RETURNING id`,
     [now],
   );

@@ -21,8 +21,9 @@ export interface IntakeForm {
   settings: Partial<FormSettings>;
   captchaSecret: string;
   /**
-   * The versions (`xmin`) of the form's row and of its organization's row as read: a statement
-   * that stores only while both are unchanged acts on exactly the form these checks saw.
+   * The form's revision (which every write moves but the fold of its count) and its
+   * organization's row version (`xmin`) as read: a statement that stores only while both are
+   * unchanged acts on exactly the form these checks saw.
    */
   version: string;
   organizationVersion: string;
@@ -31,7 +32,7 @@ export interface IntakeForm {
 const INTAKE_COLUMNS = `forms.id, forms.name, forms.updated_at AS "updatedAt", forms.organization_id AS "organizationId", o.plan, forms.type,
   forms.is_closed AS "storedIsClosed", forms.auto_close_at AS "autoCloseAt",
   ${READS_CLOSED} AS "isClosed", ${SUBMISSIONS_SQL} AS submissions, forms.settings,
-  forms.captcha_secret AS "captchaSecret", forms.xmin::text AS version,
+  forms.captcha_secret AS "captchaSecret", forms.revision::text AS version,
   o.xmin::text AS "organizationVersion"`;
 
 /** The form as of `now`. */

@@ -56,7 +56,7 @@ async function storeWhere(
 const WHILE_UNCHANGED = storedFrom(
   `SELECT forms.id AS form_id, forms.organization_id
      FROM forms JOIN organizations o ON o.id = forms.organization_id
-    WHERE forms.id = $2 AND forms.xmin::text = $12 AND o.xmin::text = $13
+    WHERE forms.id = $2 AND forms.revision = $12::bigint AND o.xmin::text = $13
       AND NOT forms.is_closed AND COALESCE(forms.auto_close_at > $1, true)`,
   // Its notifications, for the relay (src/notifications/event-relay.ts) to record and enqueue.
   `, announced AS (

@@ -209,7 +209,7 @@ export async function rotateSecret(
  */
 export async function refreshFormSummary(db: Queryable, formId: string): Promise<void> {
   await db.query(
-    `UPDATE forms SET settings = settings || jsonb_build_object(
+    `UPDATE forms SET revision = revision + 1, settings = settings || jsonb_build_object(
         'webhookEnabled', EXISTS (SELECT 1 FROM webhooks WHERE form_id = $1 AND enabled),
         'webhookUrl', COALESCE((SELECT url FROM webhooks WHERE form_id = $1 AND enabled
                                  ORDER BY created_at, id LIMIT 1), ''))

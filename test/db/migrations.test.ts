@@ -17,6 +17,7 @@ const ALL = [
   "010_file_chunks",
   "015_submission_events_outbox",
   "016_email_records_by_form",
+  "017_form_revisions",
 ];
 
 test("migrations apply once and running them again changes nothing", async () => {

@@ -5,6 +5,11 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { changePlan } from "../../src/admin/admin.service.ts";
+import { newId } from "../../src/ids.ts";
+import { findIntakeForm, type IntakeForm } from "../../src/intake/intake.repository.ts";
+import { storeWhileFormUnchanged } from "../../src/intake/submission-store.repository.ts";
+import { foldSubmissionCounts } from "../../src/submissions/submission-counts.repository.ts";
+import { refreshFormSummary } from "../../src/webhooks/webhooks.repository.ts";
 import { buildTestApp, closeTestDatabase } from "../helpers.ts";
 import { BROWSER_ACCEPT, countOf, newForm, post, storedSubmissions } from "./intake-fixtures.ts";
 
@@ -149,4 +154,35 @@ test("a form deleted after it was kept: the next submission is 404, nothing stor
     [404, { error: { code: "not_found", message: "form: not found" } }],
   );
   assert.deepEqual(await storedSubmissions(built.db, id), []);
+});
+
+/** Stores a submission to `form` as read earlier, as the intake's one statement does. */
+async function storeAsKept(form: IntakeForm): Promise<boolean> {
+  const submission = {
+    id: newId("sub"),
+    formId: form.id,
+    organizationId: form.organizationId,
+    isSpam: false,
+    spamReason: null,
+    answers: [{ id: "a", label: "a", value: "kept" }],
+    files: [],
+    searchText: "kept",
+    meta: { ip: null, country: null, userAgent: null, referrer: null },
+    createdAt: new Date(),
+  };
+  return storeWhileFormUnchanged(built.db, submission, form, { store: true, count: true }, null);
+}
+
+test("the fold of the counts into the form's row leaves a kept form current; a change of its webhooks does not", async () => {
+  const { id } = await newForm(built.app);
+  assert.equal((await post(built.app, id, { body: "a=1" })).status, 201);
+  const kept = await findIntakeForm(built.db, id, new Date());
+  assert.ok(kept);
+  while ((await foldSubmissionCounts(built.db, 500)) > 0) {}
+  assert.equal(await storeAsKept(kept), true);
+  // What notifications read of the form (webhookEnabled, webhookUrl) is in its settings.
+  await refreshFormSummary(built.db, id);
+  assert.equal(await storeAsKept(kept), false);
+  assert.equal((await storedSubmissions(built.db, id)).length, 2);
+  assert.equal(await countOf(built.db, id), 2);
 });

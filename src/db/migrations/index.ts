@@ -10,6 +10,7 @@ import { migration as m009 } from "./009_webhooks.ts";
 import { migration as m010 } from "./010_file_chunks.ts";
 import { migration as m015 } from "./015_submission_events_outbox.ts";
 import { migration as m016 } from "./016_email_records_by_form.ts";
+import { migration as m017 } from "./017_form_revisions.ts";
 import type { Migration } from "./migration.ts";
 
 /** Applied in this order; each name is recorded once applied. New migrations go at the end. */
@@ -26,4 +27,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m010,
   m015,
   m016,
+  m017,
 ];
