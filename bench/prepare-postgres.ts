@@ -1,6 +1,10 @@
 import { openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrations.ts";
-import { ensureDatabaseExists, openBulkConnection } from "./bench-database.ts";
+import {
+  checkpointAfterSeeding,
+  ensureDatabaseExists,
+  openBulkConnection,
+} from "./bench-database.ts";
 import {
   type BenchOrganization,
   createKeys,
@@ -37,6 +41,7 @@ export async function preparePostgres(
     const writes = await prepareWritesOrganization(db);
     // Fresh statistics and visibility map after seeding and the writes of the last run.
     await db.query("VACUUM ANALYZE forms");
+    await checkpointAfterSeeding(db, log);
     const smallest = organizations[0] as BenchOrganization;
     const manyKeys = await createKeys(db, smallest.id, MANY_KEYS);
     return {

@@ -2,6 +2,7 @@ import { createApiKey, createOrganization } from "../src/admin/admin.service.ts"
 import type { Queryable } from "../src/db/database.ts";
 import { DEFAULT_SETTINGS, type FormSettings } from "../src/forms/form-defaults.ts";
 import { newId } from "../src/ids.ts";
+import { checkpointAfterSeeding } from "./bench-database.ts";
 import { seedForms } from "./seed-forms.ts";
 
 /** A word that only the rare submissions contain: a search for it matches 5 of a form's rows. */
@@ -111,6 +112,7 @@ export async function prepareSubmissionsData(
   await seedSubmissions(db, largeId, size, { rare: true });
   await seedSubmissions(db, smallId, 100, { rare: true });
   await db.query("VACUUM ANALYZE submissions");
+  await checkpointAfterSeeding(db, log);
   log(
     `seeded ${size.toLocaleString("en")} submissions in ` +
       `${((performance.now() - started) / 1000).toFixed(1)} s`,
