@@ -6,21 +6,41 @@ export const MAX_FILE_NAME_BYTES = 255;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it removes.
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069/\\]/g;
 
+/** The longest ending after a dot that a cut name keeps as its extension, in bytes. */
+const MAX_EXTENSION_BYTES = 16;
+
+/** The longest start of `text` that fits in `limit` bytes of UTF-8, cut on a character boundary. */
+function cutToBytes(text: string, limit: number): string {
+  let bytes = 0;
+  let kept = "";
+  for (const char of text) {
+    bytes += Buffer.byteLength(char);
+    if (bytes > limit) break;
+    kept += char;
+  }
+  return kept;
+}
+
 /**
  * A file name as sent, fit for display only: it never becomes a path. Unsafe characters are
- * removed, a lone surrogate is replaced, and the name is cut to 255 bytes on a character boundary.
- * A name left empty becomes "file".
+ * removed, a lone surrogate is replaced, and a name over 255 bytes is cut on a character boundary
+ * before its extension, which it keeps: the name still says what the file is, and the text types
+ * (svg, csv, txt) are told by it. A name left empty becomes "file".
  */
 export function cleanFileName(sent: string): string {
   const cleaned = sent.toWellFormed().replace(UNSAFE, "").trim();
-  let bytes = 0;
-  let kept = "";
-  for (const char of cleaned) {
-    bytes += Buffer.byteLength(char);
-    if (bytes > MAX_FILE_NAME_BYTES) break;
-    kept += char;
+  if (cleaned === "") return "file";
+  if (Buffer.byteLength(cleaned) <= MAX_FILE_NAME_BYTES) return cleaned;
+  const dot = cleaned.lastIndexOf(".");
+  const extension = dot > 0 ? cleaned.slice(dot) : "";
+  if (extension === "" || Buffer.byteLength(extension) > MAX_EXTENSION_BYTES) {
+    return cutToBytes(cleaned, MAX_FILE_NAME_BYTES);
   }
-  return kept === "" ? "file" : kept;
+  const stem = cutToBytes(
+    cleaned.slice(0, dot),
+    MAX_FILE_NAME_BYTES - Buffer.byteLength(extension),
+  );
+  return stem + extension;
 }
 
 /** The name's extension, lower case, without the dot ("" when it has none). */

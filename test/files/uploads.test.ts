@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import sharp from "sharp";
+import { cleanFileName } from "../../src/files/file-names.ts";
 import { buildTestApp, closeTestDatabase } from "../helpers.ts";
 import { assertRefused, newForm, post } from "../intake/intake-fixtures.ts";
 import { submissionsClient } from "../submissions/submission-fixtures.ts";
@@ -278,7 +279,7 @@ test("a type not listed in imageCompressionType is kept byte for byte", async ()
   assert.ok(res.rawPayload.equals(jpeg));
 });
 
-test("names are for display: paths, control and bidi characters removed, 255 bytes at most", async () => {
+test("names are for display: paths, control and bidi characters removed, 255 bytes at most, the extension kept", async () => {
   const png = await image("png", 4, 4);
   const names = [
     "../../etc/passwd",
@@ -296,9 +297,30 @@ test("names are for display: paths, control and bidi characters removed, 255 byt
   );
   const stored = [...record.files, ...more.record.files].map((file: { name: string }) => file.name);
   assert.deepEqual(stored.slice(0, 4), ["passwd", "boot.ini", "ab.png", "invoicegnp.exe"]);
-  assert.equal(stored[4], "é".repeat(127));
+  assert.equal(stored[4], `${"é".repeat(125)}.png`);
   assert.equal(Buffer.byteLength(stored[4] as string), 254);
   assert.equal(stored[5], "file");
+});
+
+test("a text file whose name is over 255 bytes is told by the extension it keeps", async () => {
+  const long = "report ".repeat(2_000);
+  const { record } = await accepted([
+    { name: "notes", file: { name: `${long}.txt`, content: Buffer.from("plain text") } },
+    { name: "table", file: { name: `${long}.csv`, content: Buffer.from("a,b\n1,2\n") } },
+  ]);
+  assert.deepEqual(
+    record.files.map((file: { name: string; type: string }) => [
+      file.name.slice(-8),
+      Buffer.byteLength(file.name),
+      file.type,
+    ]),
+    [
+      ["port.txt", 255, "text/plain"],
+      ["port.csv", 255, "text/csv"],
+    ],
+  );
+  // An ending too long to be an extension is not kept apart: the name is cut at 255 bytes.
+  assert.equal(cleanFileName(`${"x".repeat(300)}.${"y".repeat(40)}`), "x".repeat(255));
 });
 
 test("an untouched file input is ignored; a file-only body is a submission", async () => {
