@@ -1,3 +1,4 @@
+import { startHotTablesVacuum } from "./db/hot-tables-vacuum.ts";
 import "./env-file.ts";
 import type { Server } from "node:http";
 import { DataDirError, prepareDataDir } from "./admin/data-dir.ts";
@@ -141,6 +142,7 @@ async function start() {
   const sweep = startAutoCloseSweep(db, config.autoCloseSweepSeconds * 1000, logger);
   const retention = startRetentionSweep(db, config.retentionSweepSeconds * 1000, logger);
   const fold = startSubmissionCountFold(db, config.submissionCountFoldSeconds * 1000, logger);
+  const hotTablesVacuum = startHotTablesVacuum(db, logger);
   app.server.on("request", (_request, response) => capacity.track(response));
   await app.listen({ port: config.port, host: config.host });
 
@@ -165,6 +167,7 @@ async function start() {
     await sweep.stop();
     await retention.stop();
     await fold.stop();
+    await hotTablesVacuum?.stop();
     await limiter.close();
     await intakeLimiter.close();
     await closeStore();
