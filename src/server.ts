@@ -105,13 +105,13 @@ function onStopSignal(): { stopWith(stop: (signal: string) => Promise<void>): vo
 async function start() {
   const { db, closeStore } = await openStore();
   const signals = onStopSignal();
-  const limiter = createRateLimiter({
+  const limiter = await createRateLimiter({
     redisUrl: config.redisUrl,
     windowSeconds: config.rateLimitWindowSeconds,
     log: logger,
   });
   // Its own limiter: the intake's window is not the API's.
-  const intakeLimiter = createRateLimiter({
+  const intakeLimiter = await createRateLimiter({
     redisUrl: config.redisUrl,
     windowSeconds: config.intakeRateLimitWindowSeconds,
     log: logger,

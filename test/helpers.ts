@@ -64,12 +64,12 @@ export async function buildTestApp(
 ) {
   const config = { ...loadConfig({}), ...overrides };
   const db = await testDatabase();
-  const limiter = createRateLimiter({
+  const limiter = await createRateLimiter({
     redisUrl: process.env.REDIS_URL ?? null,
     windowSeconds: config.rateLimitWindowSeconds,
     log: silentLog,
   });
-  const intakeLimiter = createRateLimiter({
+  const intakeLimiter = await createRateLimiter({
     redisUrl: process.env.REDIS_URL ?? null,
     windowSeconds: config.intakeRateLimitWindowSeconds,
     log: silentLog,

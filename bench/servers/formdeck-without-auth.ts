@@ -13,7 +13,7 @@ const config = loadConfig();
 requiredEnv("DATABASE_URL");
 const logger = createLogger(config.logLevel);
 const db = await openDatabase(config);
-const limiter = createRateLimiter({
+const limiter = await createRateLimiter({
   redisUrl: null,
   windowSeconds: config.rateLimitWindowSeconds,
   log: logger,

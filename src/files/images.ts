@@ -1,4 +1,4 @@
-import sharp from "sharp";
+import type sharpLibrary from "sharp";
 import { ACCEPTED_TYPES, type AcceptedType } from "./file-types.ts";
 import { TaskSlots } from "./task-slots.ts";
 
@@ -7,8 +7,20 @@ export const MAX_IMAGE_PIXELS = 100_000_000;
 export const MAX_IMAGE_SIDE = 4_096;
 export const IMAGE_QUALITY = 80;
 
-// Decoded images are not kept for reuse: each upload is decoded once.
-sharp.cache(false);
+let library: Promise<typeof sharpLibrary> | null = null;
+
+/**
+ * The image library, loaded with the first image an upload carries: its native code and
+ * JavaScript (about 20 MB resident) stay out of an instance that never receives one.
+ */
+function imageLibrary(): Promise<typeof sharpLibrary> {
+  library ??= import("sharp").then(({ default: sharp }) => {
+    // Decoded images are not kept for reuse: each upload is decoded once.
+    sharp.cache(false);
+    return sharp;
+  });
+  return library;
+}
 
 /**
  * Re-encodings at once. sharp works on libuv's threads, off the event loop; the bound keeps a
@@ -28,6 +40,7 @@ export const COMPRESSIBLE: Partial<Record<AcceptedType, "png" | "jpeg" | "webp">
  * alone; null when the header cannot be read.
  */
 export async function declaredPixels(file: string): Promise<number | null> {
+  const sharp = await imageLibrary();
   try {
     const header = await sharp(file, { limitInputPixels: false }).metadata();
     if (!header.width || !header.height) return null;
@@ -50,6 +63,7 @@ export function reencodeImage(
   format: "png" | "jpeg" | "webp",
 ): Promise<number> {
   return encodings.run(async () => {
+    const sharp = await imageLibrary();
     const image = sharp(from, {
       limitInputPixels: MAX_IMAGE_PIXELS,
       animated: format === "webp",

@@ -6,7 +6,6 @@ import type { SpareCapacity } from "../jobs/spare-capacity.ts";
 import { type HostLookup, systemLookup } from "../webhooks/address-guard.ts";
 import type { DeliveryQueue } from "../webhooks/delivery-queue.ts";
 import { deliveryQueueOn, startWebhookWorker } from "../webhooks/webhook-worker.ts";
-import { startEmailWorker } from "./email/email-worker.ts";
 import { NOTIFICATION_QUEUES } from "./queues.ts";
 import { createSubmissionEvents, type SubmissionEvents } from "./submission-events.ts";
 
@@ -48,8 +47,9 @@ export async function startNotifications(options: NotificationsOptions): Promise
     queues: NOTIFICATION_QUEUES,
     ...(options.capacity ? { capacity: options.capacity } : {}),
   });
+  // The mail library is loaded only by an instance that sends emails.
   const emails = config.smtpUrl
-    ? await startEmailWorker({
+    ? await (await import("./email/email-worker.ts")).startEmailWorker({
         db,
         queue,
         log,

@@ -1,6 +1,6 @@
 import { createMemoryRateLimiter } from "./memory-rate-limiter.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
-import { createRedisRateLimiter, type RateLimitLogger } from "./redis-rate-limiter.ts";
+import type { RateLimitLogger } from "./redis-rate-limiter.ts";
 
 export interface RateLimiterOptions {
   /** With Redis, every instance shares one quota; without it, each instance counts on its own. */
@@ -9,12 +9,13 @@ export interface RateLimiterOptions {
   log: RateLimitLogger;
 }
 
-export function createRateLimiter({
+export async function createRateLimiter({
   redisUrl,
   windowSeconds,
   log,
-}: RateLimiterOptions): RateLimiter {
-  return redisUrl
-    ? createRedisRateLimiter({ redisUrl, windowSeconds, log })
-    : createMemoryRateLimiter({ windowSeconds });
+}: RateLimiterOptions): Promise<RateLimiter> {
+  if (!redisUrl) return createMemoryRateLimiter({ windowSeconds });
+  // The Redis client is loaded only by an instance that uses Redis.
+  const { createRedisRateLimiter } = await import("./redis-rate-limiter.ts");
+  return createRedisRateLimiter({ redisUrl, windowSeconds, log });
 }

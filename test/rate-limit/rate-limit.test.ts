@@ -117,7 +117,11 @@ test("memory limiter forgets buckets of past windows", async () => {
 });
 
 test("createRateLimiter counts in process without a Redis URL", async () => {
-  const limiter = createRateLimiter({ redisUrl: null, windowSeconds: 60, log: recordingLogger() });
+  const limiter = await createRateLimiter({
+    redisUrl: null,
+    windowSeconds: 60,
+    log: recordingLogger(),
+  });
   const decisions = await consumeTimes(limiter, "key:a", 1, 2);
   assert.deepEqual(
     decisions.map((d) => d.allowed),

@@ -1,4 +1,4 @@
-import sanitizeHtml from "sanitize-html";
+import type sanitizeHtml from "sanitize-html";
 import type { Answer } from "../../submissions/answer.ts";
 import { valueText } from "./censor.ts";
 import { escapeHtml, htmlToText } from "./html-text.ts";
@@ -45,6 +45,17 @@ const ALLOWLIST: sanitizeHtml.IOptions = {
   disallowedTagsMode: "discard",
 };
 
+let sanitizer: Promise<typeof sanitizeHtml> | null = null;
+
+/**
+ * The HTML sanitizer, loaded with the first autoresponse: it brings an HTML and a CSS parser, which
+ * an instance whose forms send none does not hold.
+ */
+function htmlSanitizer(): Promise<typeof sanitizeHtml> {
+  sanitizer ??= import("sanitize-html").then((module) => module.default);
+  return sanitizer;
+}
+
 /** `{{fieldId}}`, spaces inside the braces allowed. */
 const PLACEHOLDER = /\{\{\s*([^{}\s]+)\s*\}\}/g;
 
@@ -62,13 +73,13 @@ function answerText(answers: readonly Answer[], fieldId: string): string {
  * replaced by that answer, escaped, then sanitized by the allowlist; the text part derived from
  * the result. Answers are put in before sanitizing, so that no answer can bring markup past it.
  */
-export function autoresponseBodies(
+export async function autoresponseBodies(
   template: string,
   answers: readonly Answer[],
-): { html: string; text: string } {
+): Promise<{ html: string; text: string }> {
   const filled = template.replace(PLACEHOLDER, (_, fieldId: string) =>
     escapeHtml(answerText(answers, fieldId)),
   );
-  const html = sanitizeHtml(filled, ALLOWLIST);
+  const html = (await htmlSanitizer())(filled, ALLOWLIST);
   return { html, text: htmlToText(html) };
 }

@@ -137,7 +137,7 @@ export async function enqueueEmails(
       const sent = (await countAutoresponses(tx, form.id, respondent, hourAgo)) + earlier;
       const refused = sent >= AUTORESPONSES_PER_HOUR;
       if (!refused) autoresponded.set(key, earlier + 1);
-      const bodies = autoresponseBodies(
+      const bodies = await autoresponseBodies(
         formSettings.respondentEmailMessageHTML,
         submission.answers,
       );
