@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { Queryable } from "../src/db/database.ts";
 import { SUBMISSIONS_SQL } from "../src/submissions/submission-counts.repository.ts";
+import { checkpointAfterSeeding } from "./bench-database.ts";
 import { runLoad } from "./load-client.ts";
 import type { LoadSummary } from "./load-spec.ts";
 import { type LoadTarget, type Measurer, ROUNDS } from "./measurement.ts";
@@ -176,6 +177,7 @@ export async function measureRetention(
   for (let round = 1; round <= ROUNDS; round++) {
     await seedSubmissions(db, expiredId, size, { ageDays: 60 });
     await db.query("VACUUM ANALYZE submissions");
+    await checkpointAfterSeeding(db, log);
     const server = await startFormdeckProcess("formdeck", "src/server.ts", {
       DATABASE_URL: databaseUrl,
     });

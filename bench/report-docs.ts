@@ -133,9 +133,10 @@ created if missing, by default:
 \`${DEFAULT_BENCH_DATABASE_URL}\`; \`BENCH_REDIS_URL\` the Redis of the Redis limiter's run, by
 default \`${DEFAULT_BENCH_REDIS_URL}\`; \`BENCH_SUBMISSIONS\` the submissions of the form the
 submissions list, search, export and retention read (default 1,000,000). The organizations are seeded once and reused
-by later runs. After seeding, the tables are vacuumed and analyzed and a \`CHECKPOINT\` writes the
-seeding's pages out, so that the loads measured next do not share the machine with a checkpoint
-of the seeding spread over the following minutes. The run exits with 1 when a target fails; only a run of everything (no \`--only\`,
+by later runs. After seeding (the organizations, the submissions, and each retention round's expired
+submissions), the tables are vacuumed and analyzed and a \`CHECKPOINT\` writes the seeding's pages
+out, so that the loads measured next do not share the machine with a checkpoint of the seeding
+spread over the following minutes. The run exits with 1 when a target fails; only a run of everything (no \`--only\`,
 every size) rewrites this page.
 
 ## Machine
