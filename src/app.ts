@@ -23,6 +23,7 @@ import {
 import { undecodableUrl } from "./http/errors.ts";
 import { registerExpectations } from "./http/expectations.ts";
 import { registerJsonBodyParser } from "./http/json-body.ts";
+import { lingerAfterEarlyAnswer } from "./http/lingering-close.ts";
 import { registerOpenApi } from "./http/openapi.ts";
 import { requestIdOf } from "./http/request-id.ts";
 import { requestLoggerOf, writes } from "./http/request-logger.ts";
@@ -100,8 +101,12 @@ export async function buildApp(dependencies: AppDependencies) {
   app.addHook("onSend", (request, reply, _payload, done) => {
     reply.header("X-Request-Id", request.id);
     // Answered before its body arrived (a 401 for a body still on its way): the rest of that body
-    // would be read as the next request, so the connection ends with this answer.
-    if (request.raw.complete === false) reply.header("Connection", "close");
+    // would be read as the next request, so the connection ends with this answer, lingering so
+    // that a client still sending reads the answer rather than a reset.
+    if (request.raw.complete === false) {
+      reply.header("Connection", "close");
+      lingerAfterEarlyAnswer(request.raw.socket);
+    }
     done();
   });
   await registerOpenApi(app);
