@@ -1,4 +1,3 @@
-import { startHotTablesVacuum } from "./db/hot-tables-vacuum.ts";
 import "./env-file.ts";
 import type { Server } from "node:http";
 import { DataDirError, prepareDataDir } from "./admin/data-dir.ts";
@@ -6,6 +5,7 @@ import { openEmbeddedStore } from "./admin/embedded-store.ts";
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { type Database, openDatabase } from "./db/database.ts";
+import { startHotTablesVacuum } from "./db/hot-tables-vacuum.ts";
 import { migrate } from "./db/migrations.ts";
 import { startAutoCloseSweep } from "./forms/auto-close-sweep.ts";
 import { createCaptchaVerifier, DEFAULT_CAPTCHA_TIMEOUT_MS } from "./intake/captcha-verifier.ts";
