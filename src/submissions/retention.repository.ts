@@ -16,29 +16,41 @@ const CUTOFFS = `CROSS JOIN LATERAL (
 
 /**
  * The next `limit` forms after `afterId` (in id order), each with whether it holds expired
- * submissions: one descent of the form's index per spam state. A statement looks at `limit`
- * forms however few of them have anything expired, so that its time is bounded on a store of
- * millions of forms (looking for `limit` matches instead ran into the statement timeout there,
- * and no pass ever finished).
+ * submissions, told by its oldest submission of each spam state: one descent of the form's index
+ * each. A statement looks at `limit` forms however few of them have anything expired, so that
+ * its time is bounded on a store of millions of forms (looking for `limit` matches instead ran
+ * into the statement timeout there, and no pass ever finished). The oldest is asked with `min`,
+ * not `EXISTS`: for a form of many submissions PostgreSQL took a sequential scan to be the
+ * quickest way to a first match, and read the whole table for each such form.
  */
+export const EXPIRED_FORMS_SCAN = `SELECT f.id,
+       COALESCE((SELECT min(s.created_at) FROM submissions s
+                  WHERE s.form_id = f.id AND s.is_spam) < kept_spam.spam
+             OR (SELECT min(s.created_at) FROM submissions s
+                  WHERE s.form_id = f.id AND NOT s.is_spam) < kept.inbox, false) AS expired
+  FROM (SELECT id, settings FROM forms WHERE id > $2 ORDER BY id LIMIT $3) f ${CUTOFFS}
+ ORDER BY f.id`;
+
 export async function scanForExpiredSubmissions(
   db: Queryable,
   now: Date,
   afterId: string,
   limit: number,
 ): Promise<{ id: string; expired: boolean }[]> {
-  return db.query<{ id: string; expired: boolean }>(
-    `SELECT f.id,
-            EXISTS (SELECT 1 FROM submissions s
-                     WHERE s.form_id = f.id AND s.is_spam AND s.created_at < kept_spam.spam)
-         OR EXISTS (SELECT 1 FROM submissions s
-                     WHERE s.form_id = f.id AND NOT s.is_spam AND s.created_at < kept.inbox)
-            AS expired
-       FROM (SELECT id, settings FROM forms WHERE id > $2 ORDER BY id LIMIT $3) f ${CUTOFFS}
-      ORDER BY f.id`,
-    [now, afterId, limit],
-  );
+  return db.query<{ id: string; expired: boolean }>(EXPIRED_FORMS_SCAN, [now, afterId, limit]);
 }
+
+/**
+ * Up to `limit` expired submissions of one form and spam state, oldest first, along the form's
+ * index: the cutoff is read first, so that it bounds the index range (a join to the form let
+ * PostgreSQL filter a sequential scan of every submission instead).
+ */
+export const EXPIRED_BATCH = `SELECT s.id FROM submissions s
+  WHERE s.form_id = $2 AND s.is_spam = $3
+    AND s.created_at < (SELECT CASE WHEN $3 THEN kept_spam.spam ELSE kept.inbox END
+                          FROM forms f ${CUTOFFS} WHERE f.id = $2)
+  ORDER BY s.created_at, s.id
+  LIMIT $4`;
 
 /**
  * Deletes up to `limit` expired submissions of one form and spam state, in one statement (its
@@ -53,12 +65,7 @@ export async function deleteExpiredBatch(
   limit: number,
 ): Promise<number> {
   const rows = await db.query<{ deleted: number }>(
-    `WITH doomed AS (
-       SELECT s.id FROM forms f ${CUTOFFS}
-         JOIN submissions s ON s.form_id = f.id AND s.is_spam = $3
-        WHERE f.id = $2
-          AND s.created_at < CASE WHEN $3 THEN kept_spam.spam ELSE kept.inbox END
-        LIMIT $4 FOR UPDATE OF s SKIP LOCKED),
+    `WITH doomed AS (${EXPIRED_BATCH} FOR UPDATE SKIP LOCKED),
      gone AS (DELETE FROM submissions WHERE id IN (SELECT id FROM doomed) RETURNING 1)
      SELECT count(*)::int AS deleted FROM gone`,
     [now, formId, isSpam, limit],

@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { scanForExpiredSubmissions } from "../../src/submissions/retention.repository.ts";
+import {
+  EXPIRED_BATCH,
+  EXPIRED_FORMS_SCAN,
+  scanForExpiredSubmissions,
+} from "../../src/submissions/retention.repository.ts";
 import { deleteExpiredSubmissions } from "../../src/submissions/retention.ts";
 import { startRetentionSweep } from "../../src/submissions/retention-sweep.ts";
 import { client, sleep } from "../forms/form-fixtures.ts";
@@ -153,4 +157,41 @@ test("a scan looks at a window of forms, expired or not; a pass walks every wind
   assert.deepEqual(await storedIds(built.db, expired.id), []);
   assert.deepEqual(await storedIds(built.db, fresh.id), [recent?.id]);
   assert.ok(old);
+});
+
+/** The kinds of scan of every node of an `EXPLAIN (FORMAT JSON)` plan that reads `relation`. */
+function scansOf(plan: unknown, relation: string): string[] {
+  const node = plan as { "Node Type": string; "Relation Name"?: string; Plans?: unknown[] };
+  const own = node["Relation Name"] === relation ? [node["Node Type"]] : [];
+  return [...own, ...(node.Plans ?? []).flatMap((child) => scansOf(child, relation))];
+}
+
+test("a form of many submissions is scanned and swept along its index, never by reading every submission", async () => {
+  const now = new Date();
+  const { form } = await formWith("30");
+  // Enough recent submissions in one form for PostgreSQL to weigh a sequential scan.
+  await built.db.query(
+    `INSERT INTO submissions (id, form_id, organization_id, is_spam, answers, search_text, meta,
+                              created_at, updated_at)
+     SELECT 'sub_many_' || n || '_' || $1, $1, $2, false, '[]', '', '{}',
+            $3::timestamptz - n * interval '1 second', $3::timestamptz
+       FROM generate_series(1, 20000) AS n`,
+    [form.id, form.organizationId, now],
+  );
+  await built.db.query("ANALYZE submissions");
+  const statements = [
+    { name: "the scan", sql: EXPIRED_FORMS_SCAN, params: [now, "", 100_000] },
+    { name: "a batch", sql: EXPIRED_BATCH, params: [now, form.id, false, 1_000] },
+  ];
+  for (const { name, sql, params } of statements) {
+    const [row] = await built.db.query<{ "QUERY PLAN": [{ Plan: unknown }] }>(
+      `EXPLAIN (FORMAT JSON) ${sql}`,
+      params,
+    );
+    const scans = scansOf(row?.["QUERY PLAN"][0].Plan, "submissions");
+    assert.ok(scans.length > 0, `${name} reads submissions`);
+    assert.ok(!scans.includes("Seq Scan"), `${name}: ${scans.join(", ")}`);
+  }
+  await deleteExpiredSubmissions(built.db, now);
+  assert.equal((await storedIds(built.db, form.id)).length, 20_000, "none of them expired");
 });
