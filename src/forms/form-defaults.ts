@@ -66,3 +66,18 @@ export const DEFAULT_SETTINGS: Readonly<FormSettings> = Object.freeze({
   imageCompressionType: [],
   disableEmailDataCensoring: false,
 });
+
+const completedSettings = new WeakMap<Partial<FormSettings>, Readonly<FormSettings>>();
+
+/**
+ * `settings` with the defaults of what it leaves out. A kept form's settings are read on every
+ * submission to it: the completed copy is made once per settings document and shared (frozen).
+ */
+export function settingsWithDefaults(settings: Partial<FormSettings>): Readonly<FormSettings> {
+  let completed = completedSettings.get(settings);
+  if (completed === undefined) {
+    completed = Object.freeze({ ...DEFAULT_SETTINGS, ...settings });
+    completedSettings.set(settings, completed);
+  }
+  return completed;
+}

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 import { Reader, type Response } from "mmdb-lib";
 import type { CountryResolver } from "./country.ts";
@@ -41,7 +42,8 @@ function headerCountry(value: string | string[] | undefined): string | null | un
  */
 export function countryOfAddress(ip: string): string | null {
   // Only the written forms a socket reports: `1.2.3` or `0x7f.1` are not a client's address.
-  if (!ipaddr.IPv4.isValidFourPartDecimal(ip) && !ipaddr.IPv6.isValid(ip)) return null;
+  // Node's check, as ipaddr's own costs more than the rest of the lookup.
+  if (isIP(ip) === 0) return null;
   const address = ipaddr.process(ip);
   if (address.range() !== "unicast") return null;
   const code = (countryDatabase().get(address.toString()) as CountryRecord | null)?.country_code;

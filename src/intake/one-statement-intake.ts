@@ -1,5 +1,5 @@
 import type { Queryable } from "../db/database.ts";
-import { DEFAULT_SETTINGS } from "../forms/form-defaults.ts";
+import { settingsWithDefaults } from "../forms/form-defaults.ts";
 import { outboxJson } from "../notifications/event-outbox.repository.ts";
 import { mayNotify, type SubmissionEvent } from "../notifications/submission-events.ts";
 import { type LinkOf, toSubmissionRecord } from "../submissions/submissions.service.ts";
@@ -13,7 +13,7 @@ import { storeWhileFormUnchanged } from "./submission-store.repository.ts";
  * without files or an idempotency key, is stored by one statement.
  */
 export function needsOnlyItsRow(form: IntakeForm, now: Date): boolean {
-  const settings = { ...DEFAULT_SETTINGS, ...form.settings };
+  const settings = settingsWithDefaults(form.settings);
   return (
     !form.storedIsClosed &&
     (form.autoCloseAt === null || form.autoCloseAt > now) &&

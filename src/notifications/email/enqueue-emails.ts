@@ -1,5 +1,9 @@
 import type { Queryable } from "../../db/database.ts";
-import { DEFAULT_SETTINGS, type FormSettings } from "../../forms/form-defaults.ts";
+import {
+  DEFAULT_SETTINGS,
+  type FormSettings,
+  settingsWithDefaults,
+} from "../../forms/form-defaults.ts";
 import { newId } from "../../ids.ts";
 import type { JobQueue } from "../../jobs/queue.ts";
 import { EMAIL_QUEUE } from "../queues.ts";
@@ -89,7 +93,7 @@ const mayAutorespond = (plan: "free" | "paid", settings: AutoresponseRules) =>
 
 /** Whether a submission to the form may cause an email (the autoresponse needs an address too). */
 export function mayEmail(form: Pick<SubmissionEvent["form"], "plan" | "settings">): boolean {
-  const settings = { ...DEFAULT_SETTINGS, ...form.settings };
+  const settings = settingsWithDefaults(form.settings);
   return notifiesOwner(settings) || mayAutorespond(form.plan, settings);
 }
 
