@@ -4,7 +4,7 @@ import { DEFAULT_BENCH_DATABASE_URL } from "./bench-database.ts";
 import { WRITES_ORGANIZATION_SIZE } from "./bench-organizations.ts";
 import type { BenchReport } from "./bench-report.ts";
 import { REVOCATIONS } from "./checks.ts";
-import { formsLabel, ROUNDS } from "./measurement.ts";
+import { FIRST_WARM_UP_SECONDS, formsLabel, ROUNDS } from "./measurement.ts";
 import { ALL_SIZES, DEFAULT_BENCH_REDIS_URL } from "./options.ts";
 import { notificationsMethodology } from "./report-notifications.ts";
 import { exportTable, submissionsMethodology } from "./report-submissions.ts";
@@ -55,7 +55,9 @@ the bench markers is rewritten by every complete run. Raw figures: \`bench/resul
   every run.
 - **Load.** autocannon in a process of its own, ${settings.connections} connections,
   ${settings.durationSeconds} s per run after ${settings.warmupSeconds} s of warm-up that is not
-  counted. Create sends a new name each time (with \`Idempotency-Key\`: a new key each time);
+  counted; before a scenario's first compared round, each server takes ${FIRST_WARM_UP_SECONDS} s of
+  its load, not counted either (V8 goes on compiling a server's paths for about that long; with
+  only the run's warm-up, the first rounds measured the compiler). Create sends a new name each time (with \`Idempotency-Key\`: a new key each time);
   update sends, to the writes organization's forms in turn, a new name (the one-statement path),
   \`isClosed\` toggled, or a new auto-close deadline (the paths that read the stored row first);
   "update one form" sends a new name and \`isClosed\` in turn, all ${settings.connections}
