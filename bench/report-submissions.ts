@@ -20,8 +20,9 @@ export function submissionsMethodology({ settings }: BenchReport): string {
   "${S.searchOneClient}" with one connection; the CSV export of the large form read to its end
   three times on a server of its own, RSS sampled every 50 ms against its RSS before the first.
   Retention: ${size} submissions 60 days old in a form keeping 30 days, then a new formdeck server,
-  whose retention pass runs at start: intake as above during the sweep, then again once it is
-  done; three rounds, each with new expired rows and a new server.`;
+  whose retention pass runs at start: intake as above during the sweep (started once the pass,
+  having walked the forms to the expired one, has deleted its first batch), then again once it
+  is done; three rounds, each with new expired rows and a new server.`;
 }
 
 /** The export's rounds, for the page. */
