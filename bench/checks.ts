@@ -56,9 +56,9 @@ export async function checkLists(
     for (const baseline of baselines) {
       const answer = await list(baseline, query);
       results.push({
-        name: `${baseline.server.name}, ${forms}: formdeck's answer to list${query}`,
+        name: `${baseline.server.name}, ${forms}: answers list${query} as formdeck does`,
         passed: answer.status === 200 && isDeepStrictEqual(answer.body, reference.body),
-        detail: `got ${answer.status} with ${JSON.stringify(answer.body).slice(0, 200)}`,
+        detail: `${baseline.server.name} answered ${answer.status} with ${JSON.stringify(answer.body).slice(0, 200)}`,
       });
     }
   }
