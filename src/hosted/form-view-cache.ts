@@ -14,7 +14,7 @@ import {
   hearFormChangesOfThisProcess,
   readPayload,
 } from "../forms/form-changes.ts";
-import { DEFAULT_SETTINGS } from "../forms/form-defaults.ts";
+import { settingsWithDefaults } from "../forms/form-defaults.ts";
 import type { IntakeForm } from "../intake/intake.repository.ts";
 
 /** What a page view needs of a form: never its secret, nor its count. */
@@ -135,7 +135,7 @@ export class FormViewCache implements FormChangeListener {
     // Only hosted forms: their changes alone are announced (forms.repository.ts). The others'
     // pages (a 404, an endpoint form's thank-you page) read the store. So do the views of a form
     // with a limit of responses: any submission may close it, and the intake announces nothing.
-    const settings = { ...DEFAULT_SETTINGS, ...form.settings };
+    const settings = settingsWithDefaults(form.settings);
     const limited = settings.limitResponses && settings.maxResponses !== null;
     const kept = form.type === "hosted" && !limited;
     if (kept && this.#formsHeard && this.#keysHeard && generation === this.#generation) {

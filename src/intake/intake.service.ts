@@ -4,7 +4,7 @@ import { checkHostedAnswers, type HostedAnswers } from "../fields/hosted-answers
 import { fileEntries, insertSubmissionFiles } from "../files/files.repository.ts";
 import type { ReceivedFile } from "../files/uploads.ts";
 import { autoCloseInstant } from "../forms/auto-close.ts";
-import { DEFAULT_SETTINGS } from "../forms/form-defaults.ts";
+import { settingsWithDefaults } from "../forms/form-defaults.ts";
 import { FORM_ID } from "../forms/forms.service.ts";
 import { AppError, formNotFound } from "../http/errors.ts";
 import { newId } from "../ids.ts";
@@ -36,7 +36,7 @@ const MAX_CAPTCHA_TOKEN_LENGTH = 10_000;
 
 /** Why a closed form is closed, in the words of a `form: <reason>` message (check 3). */
 export function closedReason(form: IntakeForm, now: Date): string {
-  const settings = { ...DEFAULT_SETTINGS, ...form.settings };
+  const settings = settingsWithDefaults(form.settings);
   if (
     settings.limitResponses &&
     settings.maxResponses !== null &&
@@ -84,7 +84,7 @@ export function admitForm(
 function captchaTokenNames(form: IntakeForm): string[] {
   const names = Object.keys(CAPTCHA_TOKEN_FIELDS);
   if (form.type !== "hosted") return names;
-  const { captchaProvider } = { ...DEFAULT_SETTINGS, ...form.settings };
+  const { captchaProvider } = settingsWithDefaults(form.settings);
   return names.filter((name) => CAPTCHA_TOKEN_FIELDS[name] === captchaProvider);
 }
 
@@ -225,7 +225,7 @@ export async function storeSubmission(
   events: SubmissionEvents,
   linkOf: LinkOf,
 ) {
-  const { limitResponses, maxResponses } = { ...DEFAULT_SETTINGS, ...form.settings };
+  const { limitResponses, maxResponses } = settingsWithDefaults(form.settings);
   if (!submission.isSpam && limitResponses && maxResponses !== null) {
     if (!(await lockForm(tx, form.id))) throw formNotFound();
   }

@@ -6,7 +6,7 @@ import type { FileLinks } from "../files/file-links.ts";
 import type { TaskSlots } from "../files/task-slots.ts";
 import type { UploadBudget } from "../files/upload-budget.ts";
 import { type ReceivedFile, receiveFile, UploadSpool } from "../files/uploads.ts";
-import { DEFAULT_SETTINGS } from "../forms/form-defaults.ts";
+import { settingsWithDefaults } from "../forms/form-defaults.ts";
 import { AppError, invalid } from "../http/errors.ts";
 import {
   findStoredResponse,
@@ -132,7 +132,7 @@ async function readBody(
 
 /** Where a browser goes after sending: never a URL taken from the request. */
 export function successLocation(form: Pick<IntakeForm, "id" | "plan" | "settings">): string {
-  const settings = { ...DEFAULT_SETTINGS, ...form.settings };
+  const settings = settingsWithDefaults(form.settings);
   return settings.useCustomRedirect && form.plan === "paid" && settings.customSuccessUrl !== ""
     ? settings.customSuccessUrl
     : `/f/${form.id}/thanks`;

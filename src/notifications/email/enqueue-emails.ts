@@ -1,9 +1,5 @@
 import type { Queryable } from "../../db/database.ts";
-import {
-  DEFAULT_SETTINGS,
-  type FormSettings,
-  settingsWithDefaults,
-} from "../../forms/form-defaults.ts";
+import { type FormSettings, settingsWithDefaults } from "../../forms/form-defaults.ts";
 import { newId } from "../../ids.ts";
 import type { JobQueue } from "../../jobs/queue.ts";
 import { EMAIL_QUEUE } from "../queues.ts";
@@ -114,7 +110,7 @@ export async function enqueueEmails(
   const from = parseMailFrom(settings.mailFrom);
   for (const event of events) {
     const { form, submission } = event;
-    const formSettings = { ...DEFAULT_SETTINGS, ...form.settings };
+    const formSettings = settingsWithDefaults(form.settings);
     const respondent = respondentAddress(submission.answers, formSettings.fields);
     if (notifiesOwner(formSettings)) {
       const subject = ownerSubject(form.name);
