@@ -104,37 +104,38 @@ export function createMeasurer(options: BenchOptions, log: (line: string) => voi
     },
   };
 
-  async function warmUp(spec: RunSpec): Promise<void> {
-    const { scenario, target, request } = spec;
-    const key = `${target.server.origin} ${scenario}`;
-    if (warmed.has(key)) return;
-    warmed.add(key);
-    await runLoad({
+  /** The spec's load for `durationSeconds`, then a wait until the server has worked it off. */
+  async function loadAndSettle(
+    { target, request, connections }: RunSpec,
+    durationSeconds: number,
+    warmupSeconds: number,
+  ): Promise<LoadSummary> {
+    const summary = await runLoad({
       origin: target.server.origin,
       headers: target.headers,
       apiKeys: target.apiKeys,
-      connections: spec.connections ?? options.connections,
-      durationSeconds: FIRST_WARM_UP_SECONDS,
-      warmupSeconds: 0,
+      connections: connections ?? options.connections,
+      durationSeconds,
+      warmupSeconds,
       request,
     });
     await settle(target.server.origin, target.headers);
+    return summary;
+  }
+
+  async function warmUp(spec: RunSpec): Promise<void> {
+    const { scenario, target } = spec;
+    const key = `${target.server.origin} ${scenario}`;
+    if (warmed.has(key)) return;
+    warmed.add(key);
+    await loadAndSettle(spec, FIRST_WARM_UP_SECONDS, 0);
     await spec.afterRun?.();
     log(`${scenario} · ${target.server.name}: warmed up for ${FIRST_WARM_UP_SECONDS} s`);
   }
 
   async function runOnce(spec: RunSpec, round?: number): Promise<LoadSummary> {
-    const { scenario, forms, target, request } = spec;
-    const summary = await runLoad({
-      origin: target.server.origin,
-      headers: target.headers,
-      apiKeys: target.apiKeys,
-      connections: spec.connections ?? options.connections,
-      durationSeconds: options.durationSeconds,
-      warmupSeconds: options.warmupSeconds,
-      request,
-    });
-    await settle(target.server.origin, target.headers);
+    const { scenario, forms, target } = spec;
+    const summary = await loadAndSettle(spec, options.durationSeconds, options.warmupSeconds);
     const { requestsPerSecond, latencyMs, non2xx, errors } = summary;
     log(
       `${scenario} · ${formsLabel(forms) || "-"} · ${target.server.name}` +
