@@ -16,6 +16,8 @@ export interface SpareCapacity {
   track(response: { once(event: "close", listener: () => void): unknown }): void;
   /** Resolves at once unless requests saturate the instance; then when they ease, or in 1 s. */
   wait(): Promise<void>;
+  /** Whether the latest sample found the instance saturated. */
+  readonly saturated: boolean;
   stop(): void;
 }
 
@@ -46,6 +48,9 @@ export function spareCapacity(): SpareCapacity {
       const started = performance.now();
       while (saturated && performance.now() - started < MAX_WAIT_MS) await sleep(SAMPLE_MS);
     },
+    get saturated() {
+      return saturated;
+    },
     stop: () => clearInterval(sampler),
   };
 }
@@ -54,5 +59,6 @@ export function spareCapacity(): SpareCapacity {
 export const alwaysSpare: SpareCapacity = {
   track() {},
   wait: async () => {},
+  saturated: false,
   stop() {},
 };

@@ -28,15 +28,17 @@ export async function takeEvents(
 }
 
 /**
- * Takes every event of the form, waiting for those another relay holds: once it returns, every
- * event of the form added before is relayed, by `tx` or by the one that held it.
+ * Takes up to `limit` events of the form, oldest first, waiting for those another relay holds:
+ * once it returns fewer than `limit`, every event of the form added before is relayed, by `tx`
+ * or by the one that held it.
  */
-export async function takeEventsOfForm(tx: Queryable, formId: string) {
+export async function takeEventsOfForm(tx: Queryable, formId: string, limit: number) {
   const rows = await tx.query<{ id: string; event: SubmissionEvent }>(
     `DELETE FROM submission_events_outbox
-      WHERE id IN (SELECT id FROM submission_events_outbox WHERE form_id = $1 FOR UPDATE)
+      WHERE id IN (SELECT id FROM submission_events_outbox WHERE form_id = $1
+                    ORDER BY id LIMIT $2 FOR UPDATE)
       RETURNING id, event`,
-    [formId],
+    [formId, limit],
   );
   return inOrder(rows);
 }

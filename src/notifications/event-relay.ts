@@ -9,6 +9,13 @@ import type { SubmissionEvents } from "./submission-events.ts";
  * (src/notifications/submission-events.ts), which commit together.
  */
 const BATCH = 50;
+/**
+ * Events of this instance that may wait while requests saturate it: past them, the relay takes
+ * every event again, so that the outbox, and what a read of one form relays, stay bounded.
+ */
+export const MAX_DEFERRED = 10_000;
+/** Events of one form per transaction of a read's relay: each stays within the statement bound. */
+const FORM_BATCH = 500;
 /** A pass even when not woken: events a failed pass left, and those of instances that stopped. */
 const SWEEP_MS = 1_000;
 
@@ -32,21 +39,28 @@ export interface EventRelay extends PendingEvents {
  * transaction, so an event is relayed exactly once whatever fails when. Runs when the intake of
  * its instance wakes it, having stored an event, and every second; every instance runs one.
  *
- * A pass first waits for `capacity`: while requests saturate the instance it starts at most
- * about once a second, and takes what a second of intake left in full batches, rather than a
- * few events per pass at the cost of the same statements (docs/decisions.md, "Background work
- * yields to requests"). The events are durable in the outbox meanwhile, and the API's reads
- * (`relayForm`) never wait.
+ * A pass first waits for `capacity`. While requests saturate the instance a pass starts at most
+ * about once a second and relays one batch, unless more than MAX_DEFERRED of this instance's
+ * events wait: relaying an event costs more than storing the submission, and the rest waits,
+ * durable in the outbox, until the load eases (docs/decisions.md, "Background work yields to
+ * requests"). The API's reads (`relayForm`) never wait: they relay their form's events
+ * themselves.
  */
 export function startEventRelay(
   db: Database,
   events: SubmissionEvents,
   log: Pick<FastifyBaseLogger, "warn">,
   capacity: SpareCapacity = alwaysSpare,
+  maxDeferred = MAX_DEFERRED,
 ): EventRelay {
   let running: Promise<void> | null = null;
   let again = false;
   let stopped = false;
+  /** This instance's events not yet relayed, as far as it knows (another relay may take some). */
+  let waiting = 0;
+  const relayed = (count: number) => {
+    waiting = Math.max(0, waiting - count);
+  };
 
   async function relayAll() {
     for (;;) {
@@ -55,7 +69,9 @@ export function startEventRelay(
         await events.enqueueSubmissionEvents(tx, batch);
         return batch.length;
       });
+      relayed(taken);
       if (taken < BATCH || stopped) return;
+      if (capacity.saturated && waiting <= maxDeferred) return;
     }
   }
 
@@ -82,11 +98,20 @@ export function startEventRelay(
   sweep.unref();
 
   return {
-    wake: relay,
+    wake() {
+      waiting++;
+      relay();
+    },
     async relayForm(formId) {
-      await db.transaction(async (tx) => {
-        await events.enqueueSubmissionEvents(tx, await takeEventsOfForm(tx, formId));
-      });
+      for (;;) {
+        const taken = await db.transaction(async (tx) => {
+          const batch = await takeEventsOfForm(tx, formId, FORM_BATCH);
+          await events.enqueueSubmissionEvents(tx, batch);
+          return batch.length;
+        });
+        relayed(taken);
+        if (taken < FORM_BATCH) return;
+      }
     },
     async stop() {
       stopped = true;

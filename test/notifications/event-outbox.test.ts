@@ -40,7 +40,7 @@ test("an event waits in the outbox with only the form's settings that are not de
       "SELECT settings FROM forms WHERE id = $1",
       [id],
     );
-    const taken = await built.db.transaction((tx) => takeEventsOfForm(tx, id));
+    const taken = await built.db.transaction((tx) => takeEventsOfForm(tx, id, 10));
     assert.equal(taken.length, 1);
     assert.deepEqual(taken[0]?.form.settings, { ...DEFAULT_SETTINGS, ...form?.settings });
     assert.equal(taken[0]?.submission.id, posted.body.id);
