@@ -1,6 +1,6 @@
 import type { Queryable } from "../db/database.ts";
 import { DEFAULT_SETTINGS } from "../forms/form-defaults.ts";
-import type { SubmissionEvent } from "./submission-events.ts";
+import type { NotifyingForm, SubmissionEvent } from "./submission-events.ts";
 
 /** How long an event waits for its own instance's relay before any relay takes it. */
 const ADOPTED_AFTER_SECONDS = 5;
@@ -47,20 +47,35 @@ const defaultJson = new Map(
   Object.entries(DEFAULT_SETTINGS).map(([name, value]) => [name, JSON.stringify(value)]),
 );
 
+/** The form's part of its events, written once per settings document (a kept form shares one). */
+const formJsonOf = new WeakMap<object, { form: NotifyingForm; json: string }>();
+
+function formJson(form: NotifyingForm): string {
+  const known = formJsonOf.get(form.settings);
+  const same =
+    known?.form.id === form.id && known.form.name === form.name && known.form.plan === form.plan;
+  if (known && same) return known.json;
+  const settings = Object.fromEntries(
+    Object.entries(form.settings).filter(
+      ([name, value]) => JSON.stringify(value) !== defaultJson.get(name),
+    ),
+  );
+  const json = JSON.stringify({ ...form, settings });
+  formJsonOf.set(form.settings, { form, json });
+  return json;
+}
+
 /**
  * The event as the intake's statement writes it into the outbox: the form's settings without
  * those at their default value, put back by `inOrder` when it is taken. A form's settings are
  * most of an event (about 1.5 kB of 2 kB, mostly defaults), and every byte of it is serialized,
  * sent, parsed into jsonb, logged and, past PostgreSQL's 2 kB, compressed, on the request path of
- * every submission that notifies (docs/performance.md, "Notifications (issue 13)").
+ * every submission that notifies (docs/performance.md, "Notifications (issue 13)"). The form's
+ * part is the same for every submission to a form as the intake keeps it: written once.
  */
 export function outboxJson(event: SubmissionEvent): string {
-  const settings = Object.fromEntries(
-    Object.entries(event.form.settings).filter(
-      ([name, value]) => JSON.stringify(value) !== defaultJson.get(name),
-    ),
-  );
-  return JSON.stringify({ ...event, form: { ...event.form, settings } });
+  const submission = JSON.stringify(event.submission);
+  return `{"form":${formJson(event.form)},"submission":${submission},"isSpam":${event.isSpam}}`;
 }
 
 /** Oldest first, each form's settings whole again (what `outboxJson` left out is a default). */

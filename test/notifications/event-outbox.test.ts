@@ -2,8 +2,11 @@ import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { loadConfig } from "../../src/config.ts";
 import { DEFAULT_SETTINGS } from "../../src/forms/form-defaults.ts";
-import { takeEventsOfForm } from "../../src/notifications/event-outbox.repository.ts";
-import { createSubmissionEvents } from "../../src/notifications/submission-events.ts";
+import { outboxJson, takeEventsOfForm } from "../../src/notifications/event-outbox.repository.ts";
+import {
+  createSubmissionEvents,
+  type SubmissionEvent,
+} from "../../src/notifications/submission-events.ts";
 import { buildTestApp, closeTestDatabase } from "../helpers.ts";
 import { newForm, post } from "../intake/intake-fixtures.ts";
 import { noQueue } from "../intake/test-implementations.ts";
@@ -46,5 +49,33 @@ test("an event waits in the outbox with only the form's settings that are not de
     assert.equal(taken[0]?.submission.id, posted.body.id);
   } finally {
     await built.close();
+  }
+});
+
+test("an event's outbox JSON is that event's, whatever was written before for the same settings", () => {
+  const settings = { emailsToNotify: ["team@acme.test"], webhookEnabled: true };
+  const submission = {
+    id: "sub_AAAAAAAAAAAAAAAAAAAAAA",
+    formId: "form_AAAAAAAAAAAAAAAAAAAAAA",
+    isSpam: true,
+    spamReason: "honeypot" as const,
+    answers: [{ id: "a", label: "A", value: "1" }],
+    files: [],
+    meta: { ip: null, country: null, userAgent: null, referrer: null },
+    createdAt: "2026-11-28T12:00:00.000Z",
+    updatedAt: "2026-11-28T12:00:00.000Z",
+  };
+  const eventOf = (name: string, plan: "free" | "paid") => ({
+    form: { id: submission.formId, name, plan, settings } as SubmissionEvent["form"],
+    submission,
+    isSpam: true,
+  });
+  for (const [name, plan] of [
+    ["Contact", "free"],
+    ["Contact", "free"],
+    ["Renamed", "free"],
+    ["Renamed", "paid"],
+  ] as const) {
+    assert.deepEqual(JSON.parse(outboxJson(eventOf(name, plan))), eventOf(name, plan));
   }
 });
