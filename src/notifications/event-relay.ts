@@ -10,8 +10,9 @@ import type { SubmissionEvents } from "./submission-events.ts";
  */
 const BATCH = 50;
 /**
- * Events of this instance that may wait while requests saturate it: past them, the relay takes
- * every event again, so that the outbox, and what a read of one form relays, stay bounded.
+ * Events of this instance that may wait while requests saturate it: past them, the relay runs at
+ * full speed until no more wait, so that the outbox, and what a read of one form relays, stay
+ * bounded.
  */
 export const MAX_DEFERRED = 10_000;
 /** Events of one form per transaction of a read's relay: each stays within the statement bound. */
