@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from "fastify";
-import type { Database } from "../db/database.ts";
+import type { Database, Queryable } from "../db/database.ts";
 import { alwaysSpare, type SpareCapacity } from "../jobs/spare-capacity.ts";
 import { takeEvents, takeEventsOfForm } from "./event-outbox.repository.ts";
-import type { SubmissionEvents } from "./submission-events.ts";
+import type { SubmissionEvent, SubmissionEvents } from "./submission-events.ts";
 
 /**
  * Events per transaction: one statement takes them, and a few more write their records and jobs
@@ -59,18 +59,21 @@ export function startEventRelay(
   let stopped = false;
   /** This instance's events not yet relayed, as far as it knows (another relay may take some). */
   let waiting = 0;
-  const relayed = (count: number) => {
-    waiting = Math.max(0, waiting - count);
-  };
+
+  /** The events `take` takes, recorded and enqueued in one transaction; resolves to how many. */
+  async function relayTaken(take: (tx: Queryable) => Promise<SubmissionEvent[]>) {
+    const taken = await db.transaction(async (tx) => {
+      const batch = await take(tx);
+      await events.enqueueSubmissionEvents(tx, batch);
+      return batch.length;
+    });
+    waiting = Math.max(0, waiting - taken);
+    return taken;
+  }
 
   async function relayAll() {
     for (;;) {
-      const taken = await db.transaction(async (tx) => {
-        const batch = await takeEvents(tx, events.relay, BATCH);
-        await events.enqueueSubmissionEvents(tx, batch);
-        return batch.length;
-      });
-      relayed(taken);
+      const taken = await relayTaken((tx) => takeEvents(tx, events.relay, BATCH));
       if (taken < BATCH || stopped) return;
       if (capacity.saturated && waiting <= maxDeferred) return;
     }
@@ -105,12 +108,7 @@ export function startEventRelay(
     },
     async relayForm(formId) {
       for (;;) {
-        const taken = await db.transaction(async (tx) => {
-          const batch = await takeEventsOfForm(tx, formId, FORM_BATCH);
-          await events.enqueueSubmissionEvents(tx, batch);
-          return batch.length;
-        });
-        relayed(taken);
+        const taken = await relayTaken((tx) => takeEventsOfForm(tx, formId, FORM_BATCH));
         if (taken < FORM_BATCH) return;
       }
     },

@@ -80,9 +80,10 @@ async function view(path: string, init: RequestInit = {}) {
 /**
  * Views the page until a view is answered before routing, and gives that view with the routed
  * view just before it; fails if the first view is not routed (a change left the form held) or no
- * view is held. The cache may decline to keep a read: another test file's form change
- * (they share the database and hear each other's announcements) or, on PostgreSQL, the first
- * moments after the listener connects; the next view then tries again.
+ * view is held. The cache declines to keep a read that a change announcement overtook (on
+ * PostgreSQL the form's own creation is announced, and heard back through the LISTEN connection
+ * at any moment) or that came before its listener heard every open transaction end; the next
+ * view then tries again.
  */
 async function viewUntilHeld(path: string, init: RequestInit = {}) {
   let routed = await view(path, init);

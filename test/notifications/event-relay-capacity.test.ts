@@ -3,8 +3,12 @@ import { EventEmitter } from "node:events";
 import { after, test } from "node:test";
 import type { Queryable } from "../../src/db/database.ts";
 import { spareCapacity } from "../../src/jobs/spare-capacity.ts";
+import { outboxJson } from "../../src/notifications/event-outbox.repository.ts";
+import { startEventRelay } from "../../src/notifications/event-relay.ts";
+import type { SubmissionEvent } from "../../src/notifications/submission-events.ts";
 import { buildTestApp, closeTestDatabase } from "../helpers.ts";
 import { newForm, post } from "../intake/intake-fixtures.ts";
+import { eventsWithoutQueue } from "../intake/test-implementations.ts";
 
 after(closeTestDatabase);
 
@@ -91,5 +95,132 @@ test("while requests saturate the instance the relay waits (a second at most), t
   } finally {
     await built.close();
     capacity.stop();
+  }
+});
+
+const silentLog = { warn() {} };
+
+/** A relay name of this test's own: no app's relay takes its events (for 5 s, see takeEvents). */
+const RELAY = "relay-deferral-test";
+
+/** `count` events of the form in the outbox for RELAY, as the intake's statement writes them. */
+async function addEvents(db: Queryable, formId: string, count: number) {
+  const now = new Date().toISOString();
+  const event: SubmissionEvent = {
+    form: {
+      id: formId,
+      name: "Deferred",
+      plan: "free",
+      settings: { emailsToNotify: ["owner@acme.test"] },
+    } as SubmissionEvent["form"],
+    submission: {
+      id: "sub_AAAAAAAAAAAAAAAAAAAAAA",
+      formId,
+      isSpam: false,
+      spamReason: null,
+      answers: [],
+      files: [],
+      meta: { ip: null, country: null, userAgent: null, referrer: null },
+      createdAt: now,
+      updatedAt: now,
+    },
+    isSpam: false,
+  };
+  await db.query(
+    `INSERT INTO submission_events_outbox (form_id, event, relay)
+     SELECT $1, $2::text::jsonb, $3 FROM generate_series(1, $4)`,
+    [formId, outboxJson(event), RELAY, count],
+  );
+}
+
+/**
+ * How many of the form's events wait, each time it changes, with the time it changed at (ms from
+ * the start), until none wait or `boundMs` has passed.
+ */
+async function countsOverTime(db: Queryable, formId: string, boundMs: number) {
+  const started = performance.now();
+  const seen: [number, number][] = [];
+  while (performance.now() - started < boundMs) {
+    const n = (await waiting(db, formId)) ?? -1;
+    if (seen.at(-1)?.[0] !== n) seen.push([n, performance.now() - started]);
+    if (n === 0) break;
+    await sleep(20);
+  }
+  return seen;
+}
+
+test("while requests saturate the instance a pass relays one batch of 50, unless more events wait than it may defer; eased, it relays them all at once", async () => {
+  const built = await buildTestApp();
+  const form = await newForm(built.app, { emailsToNotify: ["owner@acme.test"] });
+  // The app and its own relay are gone: only this test's relay takes RELAY's events.
+  await built.close();
+  const capacity = spareCapacity();
+  const inFlight = Array.from({ length: 16 }, () => new EventEmitter());
+  for (const response of inFlight) capacity.track(response);
+  await sleep(250);
+  const events = { ...eventsWithoutQueue({ mailFrom: "formdeck@acme.test" }), relay: RELAY };
+  const relay = startEventRelay(built.db, events, silentLog, capacity, 40);
+  try {
+    // 110 wait, more than the 40 it may defer: the first pass (once its wait ends) relays a batch,
+    // and a second since 60 still wait, then stops with 10 left (not more than 40): those go a
+    // pass, a second, later.
+    await addEvents(built.db, form.id, 110);
+    for (let i = 0; i < 110; i++) relay.wake();
+    const saturated = await countsOverTime(built.db, form.id, 4_500);
+    const at = (n: number) => saturated.find(([count]) => count === n)?.[1] ?? Number.NaN;
+    const firstTaken = saturated[1]?.[1] ?? Number.NaN;
+    assert.deepEqual(
+      saturated.map(([n]) => n).filter((n) => n !== 60),
+      [110, 10, 0],
+      `counts over time: ${JSON.stringify(saturated)}`,
+    );
+    assert.ok(at(10) - firstTaken < 500, `one pass took 100: ${JSON.stringify(saturated)}`);
+    assert.ok(at(0) - at(10) >= 900, `the next pass came later: ${JSON.stringify(saturated)}`);
+
+    // Eased: a pass relays every batch at once.
+    for (const response of inFlight) response.emit("close");
+    await sleep(250);
+    await addEvents(built.db, form.id, 120);
+    for (let i = 0; i < 120; i++) relay.wake();
+    const eased = await countsOverTime(built.db, form.id, 2_000);
+    assert.deepEqual(eased.at(-1)?.[0], 0, `eased: ${JSON.stringify(eased)}`);
+    assert.ok((eased.at(-1)?.[1] ?? 2_000) < 600, `eased: ${JSON.stringify(eased)}`);
+    const [records] = await built.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM email_records WHERE form_id = $1",
+      [form.id],
+    );
+    assert.equal(records?.n, 230, "every event relayed into its owner email record");
+  } finally {
+    await relay.stop();
+    capacity.stop();
+  }
+});
+
+test("a read relays every waiting event of its form, past one transaction's share, and leaves the other forms' events", async () => {
+  const built = await buildTestApp();
+  const read = await newForm(built.app, { emailsToNotify: ["owner@acme.test"] });
+  const other = await newForm(built.app, { emailsToNotify: ["owner@acme.test"] });
+  await built.close();
+  const events = { ...eventsWithoutQueue({ mailFrom: "formdeck@acme.test" }), relay: RELAY };
+  const relay = startEventRelay(built.db, events, silentLog);
+  // Its passes stopped, so that only the read relays anything here.
+  await relay.stop();
+  try {
+    await addEvents(built.db, read.id, 1_201);
+    await addEvents(built.db, other.id, 3);
+    await relay.relayForm(read.id);
+    const counts = await built.db.query<{ formId: string; waiting: number; records: number }>(
+      `SELECT f.id AS "formId",
+              (SELECT count(*)::int FROM submission_events_outbox o WHERE o.form_id = f.id) AS waiting,
+              (SELECT count(*)::int FROM email_records e WHERE e.form_id = f.id) AS records
+         FROM forms f WHERE f.id = ANY($1) ORDER BY f.id = $2 DESC`,
+      [[read.id, other.id], read.id],
+    );
+    assert.deepEqual(counts, [
+      { formId: read.id, waiting: 0, records: 1_201 },
+      { formId: other.id, waiting: 3, records: 0 },
+    ]);
+  } finally {
+    await built.db.query("DELETE FROM submission_events_outbox WHERE relay = $1", [RELAY]);
   }
 });
