@@ -1,6 +1,14 @@
 import type { FastifyBaseLogger } from "fastify";
-import { type Db, type Job, type JobResult, PgBoss } from "pg-boss";
+import { type Db, PgBoss } from "pg-boss";
 import type { Database, Queryable } from "../db/database.ts";
+import {
+  type BatchHandler,
+  itemsJob,
+  type JobHandler,
+  oneByOne,
+  runFetchedJobs,
+  slotLimiter,
+} from "./job-batches.ts";
 import { alwaysSpare, type SpareCapacity } from "./spare-capacity.ts";
 
 /**
@@ -22,19 +30,14 @@ const SUPERVISE_SECONDS = 15;
  */
 const JOB_RETRY_LIMIT = 10;
 
+/**
+ * Elements of `enqueueAll` per job: a relay's batch of 50 events is one, and a larger batch (a
+ * read's relay of 500, a backlog) several, which the fetchers of every instance share.
+ */
+const ITEMS_PER_JOB = 100;
+
 /** How often a worker looks for jobs that came due (a retry's startAfter) rather than new ones. */
 const POLL_SECONDS = 2;
-
-/** What a handler is given: the data the job was enqueued with. */
-export type JobHandler<Data> = (data: Data) => Promise<void>;
-
-/**
- * What a batch handler is given: the data of the jobs fetched together, so that it can read and
- * record them in a few statements rather than a few per job. It answers, per job and in order,
- * null when the job is done, or the error that fails it (run again later). A handler that throws
- * fails every job of the batch.
- */
-export type BatchHandler<Data> = (batch: readonly Data[]) => Promise<(Error | null)[]>;
 
 export interface EnqueueOptions {
   /** Not before this instant. */
@@ -42,40 +45,15 @@ export interface EnqueueOptions {
 }
 
 export interface WorkOptions {
-  /** Jobs run at once on this instance (default 2). */
+  /** Items (jobs, or the elements of one from `enqueueAll`) run at once on this instance (default 2). */
   concurrency?: number;
   /**
-   * Statements fetching jobs at once (default 1), each for its share of `concurrency`: a slot
-   * is taken again once the jobs fetched with it are all done, so a slow job holds back the
-   * others of its fetch.
+   * Statements fetching jobs at once (default 1). A fetch's items are handed to the handler in
+   * chunks of `concurrency / fetchers`, and `fetchers` chunks run at once on the instance: a
+   * fetch is taken again once its chunks are all done, so a slow item holds back its chunk's
+   * others, and its fetch.
    */
   fetchers?: number;
-}
-
-/** What a handler threw, as an Error (a job's failure output is its message). */
-export const asError = (error: unknown) =>
-  error instanceof Error ? error : new Error(String(error));
-
-/** Each job run by `handler` on its own: an error is that job's failure only. */
-const oneByOne =
-  <Data>(handler: JobHandler<Data>): BatchHandler<Data> =>
-  (batch) =>
-    Promise.all(batch.map((data) => handler(data).then(() => null, asError)));
-
-/** The batch's runs: each job completed, or failed (retried later) with its error. */
-async function runBatch<Data>(
-  jobs: Job<Data>[],
-  handler: BatchHandler<Data>,
-): Promise<JobResult[]> {
-  const outcomes = await handler(jobs.map((job) => job.data)).catch((error: unknown) =>
-    jobs.map(() => asError(error)),
-  );
-  return jobs.map((job, i) => {
-    const error = outcomes[i] ?? null;
-    return error
-      ? { id: job.id, status: "failed", output: { message: error.message } }
-      : { id: job.id, status: "completed" };
-  });
 }
 
 export interface JobQueue {
@@ -84,7 +62,11 @@ export interface JobQueue {
    * commits, and never if it rolls back.
    */
   enqueue(tx: Queryable, queue: string, data: object, options?: EnqueueOptions): Promise<void>;
-  /** Adds a job per element of `batch`, to run at once, in one statement in `tx` (as `enqueue`). */
+  /**
+   * Adds the elements of `batch`, to run at once, as jobs of up to 100 elements in one statement
+   * in `tx` (as `enqueue`): the handler is given each element as the data of a job of its own,
+   * but those of a job complete together, or fail and all run again (src/jobs/job-batches.ts).
+   */
   enqueueAll(tx: Queryable, queue: string, batch: readonly object[]): Promise<void>;
   /** Runs `handler` for the jobs of `queue` on this instance, `concurrency` at a time. */
   work<Data>(queue: string, handler: JobHandler<Data>, options?: WorkOptions): Promise<void>;
@@ -182,12 +164,14 @@ export async function startJobQueue(options: JobQueueOptions): Promise<JobQueue>
     workOptions: WorkOptions = {},
   ) => {
     const { concurrency = 2, fetchers = 1 } = workOptions;
-    // Each fetcher takes up to its share of the slots in one statement and runs those jobs at
-    // once, each completed or failed on its own. Few fetchers, not one per slot: a job
-    // enqueued wakes every fetcher of its queue (NOTIFY), and each wake-up is a statement.
-    // A fetcher that got jobs fetches again as soon as they are done (notifyWorker) instead of
-    // waiting for its next poll: a backlog goes at the workers' pace, not a batch per poll.
+    // Each fetcher takes up to its share of the slots in jobs in one statement and runs their
+    // items in chunks of that share, each job completed or failed on its own. Few fetchers, not
+    // one per slot: a job enqueued wakes every fetcher of its queue (NOTIFY), and each wake-up
+    // is a statement. A fetcher that got jobs fetches again as soon as they are done
+    // (notifyWorker) instead of waiting for its next poll: a backlog goes at the workers' pace,
+    // not a batch per poll.
     const batchSize = Math.ceil(concurrency / fetchers);
+    const run = { handler, chunkSize: batchSize, limit: slotLimiter(fetchers), capacity };
     for (let fetcher = 0; fetcher < fetchers; fetcher++) {
       let workerId: string | null = null;
       workerId = await boss.work<Data>(
@@ -202,9 +186,7 @@ export async function startJobQueue(options: JobQueueOptions): Promise<JobQueue>
           notifyPollingIntervalSeconds: POLL_SECONDS,
         },
         async (jobs) => {
-          // Requests first: on a saturated instance a batch waits (src/jobs/spare-capacity.ts).
-          await capacity.wait();
-          const results = await runBatch(jobs, handler);
+          const results = await runFetchedJobs(jobs, run);
           if (jobs.length > 0 && workerId) boss.notifyWorker(workerId);
           return results;
         },
@@ -222,12 +204,14 @@ export async function startJobQueue(options: JobQueueOptions): Promise<JobQueue>
     async enqueueAll(tx, queue, batch) {
       mustExist(queue);
       if (batch.length === 0) return;
-      // One INSERT (and at most one NOTIFY) for the batch, with the queue's options as send's.
-      await boss.insert(
-        queue,
-        batch.map((data) => ({ data })),
-        { db: inTransaction(tx) },
-      );
+      // Rows of ITEMS_PER_JOB, inserted in one statement with the queue's options as send's
+      // (and at most one NOTIFY).
+      const jobs = [];
+      for (let start = 0; start < batch.length; start += ITEMS_PER_JOB) {
+        const items = batch.slice(start, start + ITEMS_PER_JOB);
+        jobs.push({ data: items.length === 1 ? items[0] : itemsJob(items) });
+      }
+      await boss.insert(queue, jobs, { db: inTransaction(tx) });
     },
     work: (queue, handler, workOptions) => workInBatches(queue, oneByOne(handler), workOptions),
     workInBatches,

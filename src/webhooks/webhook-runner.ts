@@ -1,6 +1,6 @@
 import type { Dispatcher } from "undici";
 import type { Database } from "../db/database.ts";
-import { asError } from "../jobs/queue.ts";
+import { asError } from "../jobs/job-batches.ts";
 import * as deliveries from "./deliveries.repository.ts";
 import type { DeliveryJob, DeliveryQueue } from "./delivery-queue.ts";
 import { signedHeaders } from "./signing.ts";

@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger } from "fastify";
 import nodemailer from "nodemailer";
 import type { Database } from "../../db/database.ts";
-import { asError, type BatchHandler, type JobQueue } from "../../jobs/queue.ts";
+import { asError, type BatchHandler } from "../../jobs/job-batches.ts";
+import type { JobQueue } from "../../jobs/queue.ts";
 import { nextAttemptAt } from "../../jobs/retry-schedule.ts";
 import { EMAIL_QUEUE } from "../queues.ts";
 import {
