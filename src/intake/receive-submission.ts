@@ -228,7 +228,7 @@ async function acceptSubmission(
   const linkOf = await links.signer();
   if (oneStatement && !keyed && files.length === 0 && needsOnlyItsRow(form, submission.createdAt)) {
     const eventLeft = await storeInOneStatement(db, submission, form, linkOf, intake.events.relay);
-    if (eventLeft) relay.wake();
+    if (eventLeft) relay.wake(form.id);
     return { response, replayed: false };
   }
   const store = async () => {

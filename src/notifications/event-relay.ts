@@ -10,11 +10,13 @@ import type { SubmissionEvent, SubmissionEvents } from "./submission-events.ts";
  */
 const BATCH = 50;
 /**
- * Events of this instance that may wait while requests saturate it: past them, the relay runs at
- * full speed until no more wait, so that the outbox, and what a read of one form relays, stay
- * bounded.
+ * Events of this instance that may wait while requests saturate it, in all and of one form: past
+ * either, the relay runs at full speed until no more wait. The first bounds the outbox (about
+ * 100 MB, and the lag of notifications: 50 s of an intake at 2,000 a second); the second what a
+ * read of one form relays before it answers (`relayForm`).
  */
-export const MAX_DEFERRED = 10_000;
+export const MAX_DEFERRED = 100_000;
+export const MAX_DEFERRED_OF_FORM = 10_000;
 /** Events of one form per transaction of a read's relay: each stays within the statement bound. */
 const FORM_BATCH = 500;
 /** A pass even when not woken: events a failed pass left, and those of instances that stopped. */
@@ -29,8 +31,8 @@ export interface PendingEvents {
 export const nothingPending: PendingEvents = { relayForm: async () => {} };
 
 export interface EventRelay extends PendingEvents {
-  /** Relays at once: this instance has just stored an event. */
-  wake(): void;
+  /** Relays at once: this instance has just stored an event of the form. */
+  wake(formId: string): void;
   stop(): Promise<void>;
 }
 
@@ -42,7 +44,8 @@ export interface EventRelay extends PendingEvents {
  *
  * A pass first waits for `capacity`. While requests saturate the instance a pass starts at most
  * about once a second and relays one batch, unless more than MAX_DEFERRED of this instance's
- * events wait: relaying an event costs more than storing the submission, and the rest waits,
+ * events wait, or MAX_DEFERRED_OF_FORM of one form's: relaying an event costs more than storing
+ * the submission, and the rest waits,
  * durable in the outbox, until the load eases (docs/decisions.md, "Background work yields to
  * requests"). The API's reads (`relayForm`) never wait: they relay their form's events
  * themselves.
@@ -52,30 +55,32 @@ export function startEventRelay(
   events: SubmissionEvents,
   log: Pick<FastifyBaseLogger, "warn">,
   capacity: SpareCapacity = alwaysSpare,
-  maxDeferred = MAX_DEFERRED,
+  bounds = { maxDeferred: MAX_DEFERRED, maxDeferredOfForm: MAX_DEFERRED_OF_FORM },
 ): EventRelay {
   let running: Promise<void> | null = null;
   let again = false;
   let stopped = false;
-  /** This instance's events not yet relayed, as far as it knows (another relay may take some). */
-  let waiting = 0;
+  const waiting = new WaitingEvents();
 
   /** The events `take` takes, recorded and enqueued in one transaction; resolves to how many. */
   async function relayTaken(take: (tx: Queryable) => Promise<SubmissionEvent[]>) {
-    const taken = await db.transaction(async (tx) => {
-      const batch = await take(tx);
-      await events.enqueueSubmissionEvents(tx, batch);
-      return batch.length;
+    const batch = await db.transaction(async (tx) => {
+      const taken = await take(tx);
+      await events.enqueueSubmissionEvents(tx, taken);
+      return taken;
     });
-    waiting = Math.max(0, waiting - taken);
-    return taken;
+    for (const event of batch) waiting.relayed(event.form.id);
+    return batch.length;
   }
+
+  const mayDefer = () =>
+    waiting.total <= bounds.maxDeferred && waiting.mostOfOneForm() <= bounds.maxDeferredOfForm;
 
   async function relayAll() {
     for (;;) {
       const taken = await relayTaken((tx) => takeEvents(tx, events.relay, BATCH));
       if (taken < BATCH || stopped) return;
-      if (capacity.saturated && waiting <= maxDeferred) return;
+      if (capacity.saturated && mayDefer()) return;
     }
   }
 
@@ -102,8 +107,8 @@ export function startEventRelay(
   sweep.unref();
 
   return {
-    wake() {
-      waiting++;
+    wake(formId) {
+      waiting.stored(formId);
       relay();
     },
     async relayForm(formId) {
@@ -118,4 +123,32 @@ export function startEventRelay(
       await running;
     },
   };
+}
+
+/**
+ * This instance's events not yet relayed, in all and by form, as far as it knows: another relay
+ * may take some (those older than a few seconds), and this one takes other instances' too.
+ */
+class WaitingEvents {
+  total = 0;
+  readonly #ofForm = new Map<string, number>();
+
+  stored(formId: string) {
+    this.total++;
+    this.#ofForm.set(formId, (this.#ofForm.get(formId) ?? 0) + 1);
+  }
+
+  relayed(formId: string) {
+    const left = (this.#ofForm.get(formId) ?? 0) - 1;
+    if (left > 0) this.#ofForm.set(formId, left);
+    else this.#ofForm.delete(formId);
+    this.total = Math.max(0, this.total - 1);
+  }
+
+  /** The most events of one form: one look at each form that has any waiting. */
+  mostOfOneForm() {
+    let most = 0;
+    for (const count of this.#ofForm.values()) most = Math.max(most, count);
+    return most;
+  }
 }
