@@ -40,9 +40,12 @@ export const READS_CLOSED = `(is_closed OR COALESCE(auto_close_at <= $1, false)
   OR COALESCE((settings ->> 'limitResponses')::boolean
     AND ${SUBMISSIONS_SQL} >= (settings ->> 'maxResponses')::int, false))`;
 
+/** What a create inserts: the record's columns, and the captcha's secret, never read back. */
+export type NewFormRow = Omit<FormRow, "isClosed" | "submissions"> & { captchaSecret: string };
+
 export async function insertForm(
   db: Queryable,
-  form: Omit<FormRow, "isClosed" | "submissions"> & { captchaSecret: string },
+  form: NewFormRow,
   now: Date,
 ): Promise<WrittenFormRow> {
   const rows = await db.query<WrittenFormRow>(

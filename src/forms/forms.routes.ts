@@ -4,13 +4,13 @@ import { Type } from "typebox";
 import type { Database } from "../db/database.ts";
 import { API_PREFIX } from "../http/api-prefix.ts";
 import { apiOperation, LOCATION, REPLAYED, success, WITH_BODY } from "../http/api-responses.ts";
-import { respondOnce } from "../idempotency/idempotency.service.ts";
 import {
   IdempotencyHeaders,
   idempotencyKeyOf,
   REPLAYED_HEADER,
   requestHash,
 } from "../idempotency/idempotency-key.ts";
+import { createFormOnce } from "./create-once.ts";
 import { createExpensiveListGate, expensiveListLimits, ListBusyError } from "./expensive-lists.ts";
 import {
   CreateFormBody,
@@ -128,16 +128,17 @@ export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (a
         const form = await forms.createForm(db, request.owner, request.body);
         return reply.code(201).header("Location", `${API_PREFIX}/forms/${form.id}`).send(form);
       }
-      // Only a 201 is stored; a create that fails rolls its key back with it.
-      const { response, replayed } = await respondOnce(
+      // Only a 201 is stored; a create that fails leaves its key free.
+      const { response, replayed } = await createFormOnce(
         db,
+        request.owner,
+        request.body,
         {
           organizationId: request.owner.organizationId,
           key,
           requestHash: requestHash(request.body),
         },
-        async (tx) => {
-          const form = await forms.createForm(tx, request.owner, request.body);
+        (form) => {
           // The text sent, serialized by the route's schema, is the text stored.
           const body = reply.code(201).serialize(form) as string;
           return { status: 201, location: `${API_PREFIX}/forms/${form.id}`, body };

@@ -10,6 +10,7 @@ import type { ExpensiveListGate } from "./expensive-lists.ts";
 import type { Announcement } from "./form-changes.repository.ts";
 import { announceFormChange, formChange } from "./form-changes.ts";
 import { DEFAULT_SETTINGS, type FormSettings } from "./form-defaults.ts";
+import type { NewFormRow } from "./forms.repository.ts";
 import * as repository from "./forms.repository.ts";
 import type {
   CreateFormInput,
@@ -90,35 +91,37 @@ export function toFormRecord(row: repository.WrittenFormRow): FormRecord {
   };
 }
 
-/** `db` may be a transaction: an idempotent create stores its response in the same one. */
-export async function createForm(db: Queryable, owner: KeyOwner, input: CreateFormInput) {
-  // The fields' rules are the body's validation: a 422 before the plan's 403, as the schema's.
+/**
+ * The row a create inserts: the body checked (a 422 for its fields before the plan's 403, as the
+ * schema's), the plan's features allowed, and the form closed at once when asked or when its
+ * deadline has passed.
+ */
+export function newFormRow(owner: KeyOwner, input: CreateFormInput, now: Date): NewFormRow {
   const changes = settingsOf(input);
   requirePlanFor(owner, input);
-  const now = new Date();
   const settings = { ...DEFAULT_SETTINGS, ...changes };
   const closing = nextClosingState(
     { isClosed: false, autoCloseAt: null },
     { isClosed: input.isClosed, deadline: autoCloseInstant(settings) },
     now,
   );
-  const row = await repository.insertForm(
-    db,
-    {
-      id: newId("form"),
-      organizationId: owner.organizationId,
-      name: input.name,
-      type: input.type ?? "endpoint",
-      storedIsClosed: closing.isClosed,
-      autoCloseAt: closing.autoCloseAt,
-      settings,
-      captchaSecret: input.providerCaptchaSecretKey ?? "",
-      createdAt: now,
-      updatedAt: now,
-    },
-    now,
-  );
-  return toFormRecord(row);
+  return {
+    id: newId("form"),
+    organizationId: owner.organizationId,
+    name: input.name,
+    type: input.type ?? "endpoint",
+    storedIsClosed: closing.isClosed,
+    autoCloseAt: closing.autoCloseAt,
+    settings,
+    captchaSecret: input.providerCaptchaSecretKey ?? "",
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+export async function createForm(db: Queryable, owner: KeyOwner, input: CreateFormInput) {
+  const now = new Date();
+  return toFormRecord(await repository.insertForm(db, newFormRow(owner, input, now), now));
 }
 
 export async function getForm(db: Database, owner: KeyOwner, formId: string) {

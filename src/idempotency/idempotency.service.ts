@@ -14,7 +14,7 @@ export type { KeyedRequest, StoredResponse } from "./idempotency.repository.ts";
 /** How long a key is kept: a request repeated within this time is answered from the store. */
 export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
 /** Expired keys removed by each request that stores one, so that the table stays bounded. */
-const PURGE_BATCH = 100;
+export const PURGE_BATCH = 100;
 
 export interface Outcome {
   response: StoredResponse;
@@ -60,11 +60,21 @@ export function respondOnce(
       return { response, replayed: false };
     }
     // The claim locked the committed row, so it is still here and complete.
-    const stored = await findKey(tx, request.organizationId, request.key);
-    if (!stored?.response) throw new Error("idempotency key row vanished while locked");
-    if (stored.requestHash !== request.requestHash) {
-      throw invalid(IDEMPOTENCY_HEADER, "was already used with a different request body");
-    }
-    return { response: stored.response, replayed: true };
+    const outcome = await playBack(tx, request);
+    if (!outcome) throw new Error("idempotency key row vanished while locked");
+    return outcome;
   });
+}
+
+/**
+ * The response stored under a key that a claim found taken, played back; a different body under
+ * the key is a 422. Null when no response is stored under it (any more).
+ */
+export async function playBack(db: Queryable, request: KeyedRequest): Promise<Outcome | null> {
+  const stored = await findKey(db, request.organizationId, request.key);
+  if (!stored?.response) return null;
+  if (stored.requestHash !== request.requestHash) {
+    throw invalid(IDEMPOTENCY_HEADER, "was already used with a different request body");
+  }
+  return { response: stored.response, replayed: true };
 }
