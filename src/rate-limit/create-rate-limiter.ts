@@ -17,5 +17,11 @@ export async function createRateLimiter({
   if (!redisUrl) return createMemoryRateLimiter({ windowSeconds });
   // The Redis client is loaded only by an instance that uses Redis.
   const { createRedisRateLimiter } = await import("./redis-rate-limiter.ts");
-  return createRedisRateLimiter({ redisUrl, windowSeconds, log });
+  const limiter = createRedisRateLimiter({ redisUrl, windowSeconds, log });
+  // Connected before the caller goes on: building the app keeps the event loop busy for a while
+  // (its routes and schemas), and a connection still pending then fails its 500 ms timeout though
+  // Redis answered at once (the timer is read before the socket), leaving this instance counting
+  // on its own for its first second.
+  await limiter.firstConnectAttempt;
+  return limiter;
 }

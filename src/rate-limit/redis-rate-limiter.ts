@@ -73,6 +73,11 @@ function answeredWithin<T>(ms: number, reply: Promise<T>): Promise<T> {
  * requests are counted by `fallback` in this process instead: rate limiting must never make the
  * API itself unavailable.
  */
+export interface RedisRateLimiter extends RateLimiter {
+  /** Settles once the first connection attempt has: connected, or failed (then retried). */
+  readonly firstConnectAttempt: Promise<void>;
+}
+
 export function createRedisRateLimiter({
   redisUrl,
   windowSeconds,
@@ -80,7 +85,7 @@ export function createRedisRateLimiter({
   log,
   now = Date.now,
   fallback = createMemoryRateLimiter({ windowSeconds, now }),
-}: RedisRateLimiterOptions): RateLimiter {
+}: RedisRateLimiterOptions): RedisRateLimiter {
   const redis = new Redis(redisUrl, {
     // Commands fail at once while disconnected instead of queueing behind a dead connection.
     enableOfflineQueue: false,
@@ -125,6 +130,7 @@ export function createRedisRateLimiter({
   const firstConnectAttempt = redis.connect().catch(() => {});
 
   return {
+    firstConnectAttempt,
     async consume(bucket, max) {
       await firstConnectAttempt;
       if (unavailable && (probeInFlight || now() < retryRedisAt)) {

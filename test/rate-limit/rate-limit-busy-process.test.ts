@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { test } from "node:test";
+import { createRateLimiter } from "../../src/rate-limit/create-rate-limiter.ts";
 import { createRedisRateLimiter } from "../../src/rate-limit/redis-rate-limiter.ts";
 import { startRedisProxy } from "./redis-proxy.ts";
 
@@ -49,5 +50,37 @@ test("a Redis reply that came in time is not taken for an outage while this proc
   redis.state.busyMs = 0;
   // Redis's count (2), not a fallback's (1) after a timeout.
   assert.equal(decision.remaining, 8);
+  assert.deepEqual(warnings, []);
+});
+
+// Found when the app's start took longer on a slower machine: a limiter whose first connection
+// was still pending while the app was being built timed out connecting to a healthy Redis, and
+// two instances on one Redis each counted a key's quota on their own.
+test("a limiter made by createRateLimiter is connected: a busy start after it is not an outage", {
+  skip: !REDIS_URL && "REDIS_URL is not set",
+}, async (t) => {
+  const warnings: string[] = [];
+  const log = { warn: (_obj: object, msg: string) => warnings.push(msg), info: () => {} };
+  const options = { redisUrl: REDIS_URL ?? "", windowSeconds: 60, log };
+  const first = await createRateLimiter(options);
+  const second = await createRateLimiter(options);
+  t.after(async () => {
+    await first.close();
+    await second.close();
+  });
+  // The app being built: a turn of the event loop (a connection still pending would have been
+  // opened by now), then the loop busy for longer than the connection timeout (500 ms).
+  await new Promise((resolve) => setImmediate(resolve));
+  const until = Date.now() + 800;
+  while (Date.now() < until) {
+    // Busy.
+  }
+  const bucket = `busy-start-${randomUUID()}`;
+  const remaining = [];
+  for (const limiter of [first, second, first, second]) {
+    remaining.push((await limiter.consume(bucket, 10)).remaining);
+  }
+  // One count in Redis for both, not one per instance.
+  assert.deepEqual(remaining, [9, 8, 7, 6]);
   assert.deepEqual(warnings, []);
 });
