@@ -45,7 +45,7 @@ export interface EnqueueOptions {
 }
 
 export interface WorkOptions {
-  /** Items (jobs, or the elements of one from `enqueueAll`) run at once on this instance (default 2). */
+  /** Items (jobs, or the elements of one from `enqueueAll`) run at once here (default 2). */
   concurrency?: number;
   /**
    * Statements fetching jobs at once (default 1). A fetch's items are handed to the handler in
