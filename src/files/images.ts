@@ -1,6 +1,6 @@
 import type sharpLibrary from "sharp";
+import { TaskSlots } from "../task-slots.ts";
 import { ACCEPTED_TYPES, type AcceptedType } from "./file-types.ts";
-import { TaskSlots } from "./task-slots.ts";
 
 /** Larger images would take gigabytes to decode: refused from their header, never decoded. */
 export const MAX_IMAGE_PIXELS = 100_000_000;

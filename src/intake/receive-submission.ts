@@ -3,7 +3,6 @@ import type { FastifyRequest } from "fastify";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/database.ts";
 import type { FileLinks } from "../files/file-links.ts";
-import type { TaskSlots } from "../files/task-slots.ts";
 import type { UploadBudget } from "../files/upload-budget.ts";
 import { type ReceivedFile, receiveFile, UploadSpool } from "../files/uploads.ts";
 import { settingsWithDefaults } from "../forms/form-defaults.ts";
@@ -16,6 +15,7 @@ import {
 } from "../idempotency/idempotency.service.ts";
 import { idempotencyKeyOf, requestHash } from "../idempotency/idempotency-key.ts";
 import type { EventRelay } from "../notifications/event-relay.ts";
+import type { TaskSlots } from "../task-slots.ts";
 import type { IntakeForm } from "./intake.repository.ts";
 import type { IntakeDependencies } from "./intake.routes.ts";
 import {

@@ -1,4 +1,5 @@
 import type { Job, JobResult } from "pg-boss";
+import type { TaskSlots } from "../task-slots.ts";
 import type { SpareCapacity } from "./spare-capacity.ts";
 
 /** What a handler is given: the data the job was enqueued with. */
@@ -39,35 +40,18 @@ function itemsOf<Data>(data: Data | ItemsJob<Data>): Data[] {
   return Array.isArray(items) ? items : [data as Data];
 }
 
-/** Runs at most `slots` calls at once; the others wait their turn, in order. */
-export function slotLimiter(slots: number) {
-  let free = slots;
-  const waiting: (() => void)[] = [];
-  return async <T>(run: () => Promise<T>): Promise<T> => {
-    if (free > 0) free--;
-    else await new Promise<void>((resolve) => waiting.push(resolve));
-    try {
-      return await run();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else free++;
-    }
-  };
-}
-
 export interface FetchedJobsRun<Data> {
   handler: BatchHandler<Data>;
   /** Items handed to the handler at once. */
   chunkSize: number;
   /** Shared by the fetchers of a queue: bounds the chunks running at once on the instance. */
-  limit: ReturnType<typeof slotLimiter>;
+  slots: TaskSlots;
   /** What each chunk waits for before it runs: requests come first. */
   capacity: SpareCapacity;
 }
 
 /**
- * The fetched jobs' items run in chunks of `chunkSize`, as many chunks at once as `limit` allows;
+ * The fetched jobs' items run in chunks of `chunkSize`, as many chunks at once as `slots` allows;
  * a job completes when all its items did, and fails (all of it runs again later) with the first
  * error of any. So a handler must find an item it has done already and do nothing, as it must
  * anyway for a job run again after a crash.
@@ -84,7 +68,7 @@ export async function runFetchedJobs<Data>(
   }
   await Promise.all(
     chunks.map((chunk) =>
-      run.limit(async () => {
+      run.slots.run(async () => {
         // Requests first: on a saturated instance a chunk waits (src/jobs/spare-capacity.ts).
         await run.capacity.wait();
         const outcomes = await run

@@ -1,13 +1,13 @@
 import type { FastifyBaseLogger } from "fastify";
 import { type Db, PgBoss } from "pg-boss";
 import type { Database, Queryable } from "../db/database.ts";
+import { TaskSlots } from "../task-slots.ts";
 import {
   type BatchHandler,
   itemsJob,
   type JobHandler,
   oneByOne,
   runFetchedJobs,
-  slotLimiter,
 } from "./job-batches.ts";
 import { alwaysSpare, type SpareCapacity } from "./spare-capacity.ts";
 
@@ -171,7 +171,7 @@ export async function startJobQueue(options: JobQueueOptions): Promise<JobQueue>
     // (notifyWorker) instead of waiting for its next poll: a backlog goes at the workers' pace,
     // not a batch per poll.
     const batchSize = Math.ceil(concurrency / fetchers);
-    const run = { handler, chunkSize: batchSize, limit: slotLimiter(fetchers), capacity };
+    const run = { handler, chunkSize: batchSize, slots: new TaskSlots(fetchers), capacity };
     for (let fetcher = 0; fetcher < fetchers; fetcher++) {
       let workerId: string | null = null;
       workerId = await boss.work<Data>(

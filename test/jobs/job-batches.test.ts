@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, test } from "node:test";
-import { slotLimiter } from "../../src/jobs/job-batches.ts";
 import { startJobQueue } from "../../src/jobs/queue.ts";
+import { TaskSlots } from "../../src/task-slots.ts";
 import { closeTestDatabase, testDatabase } from "../helpers.ts";
 
 after(closeTestDatabase);
@@ -128,14 +128,14 @@ test("enqueueAll stores jobs of up to 100 elements, in one statement; a lone ele
   }
 });
 
-test("slotLimiter runs at most its slots at once, the others in order", async () => {
-  const limit = slotLimiter(2);
+test("TaskSlots runs at most its size at once, the others in order", async () => {
+  const slots = new TaskSlots(2);
   const started: number[] = [];
   let running = 0;
   let mostAtOnce = 0;
   await Promise.all(
     [0, 1, 2, 3, 4].map((n) =>
-      limit(async () => {
+      slots.run(async () => {
         started.push(n);
         running++;
         mostAtOnce = Math.max(mostAtOnce, running);
