@@ -1,6 +1,6 @@
 import type { Queryable } from "../db/database.ts";
 import type { KeyedRequest, StoredResponse } from "../idempotency/idempotency.service.ts";
-import type { NewFormRow } from "./forms.repository.ts";
+import { NEW_FORM_COLUMNS, type NewFormRow, newFormValues } from "./forms.repository.ts";
 
 export interface KeyClaim {
   request: KeyedRequest;
@@ -40,9 +40,8 @@ export async function insertFormOnce(
          WHERE idempotency_keys.created_at < $8
        RETURNING 1),
      inserted AS (
-       INSERT INTO forms (id, organization_id, name, type, is_closed, auto_close_at, settings,
-         captcha_secret, created_at, updated_at)
-       SELECT $10, $1, $11, $12, $13, $14, $15, $16, $17, $18 WHERE EXISTS (SELECT FROM claimed)
+       INSERT INTO forms (${NEW_FORM_COLUMNS})
+       SELECT $10, $11, $12, $13, $14, $15, $16, $17, $18, $19 WHERE EXISTS (SELECT FROM claimed)
        RETURNING 1),
      purged AS (
        DELETE FROM idempotency_keys
@@ -61,15 +60,7 @@ export async function insertFormOnce(
       response.body,
       claim.expiredBefore,
       claim.purgeLimit,
-      form.id,
-      form.name,
-      form.type,
-      form.storedIsClosed,
-      form.autoCloseAt,
-      form.settings,
-      form.captchaSecret,
-      form.createdAt,
-      form.updatedAt,
+      ...newFormValues(form),
     ],
   );
   return rows[0]?.created === 1;

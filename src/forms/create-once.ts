@@ -32,10 +32,10 @@ export async function createFormOnce(
   for (let attempt = 1; ; attempt++) {
     const now = new Date();
     const row = newFormRow(owner, input, now);
-    // As a read right after would give it. A new form has no submissions, so only its switch and
-    // a deadline already passed close it (READS_CLOSED, src/forms/forms.repository.ts).
-    const closed = row.storedIsClosed || (row.autoCloseAt !== null && row.autoCloseAt <= now);
-    const response = respond(toFormRecord({ ...row, isClosed: closed }));
+    // As a read right after would give it (READS_CLOSED, src/forms/forms.repository.ts): a new
+    // form has no submissions, and its row holds no deadline already passed (nextClosingState
+    // turns one into the switch), so the switch alone says whether it is closed.
+    const response = respond(toFormRecord({ ...row, isClosed: row.storedIsClosed }));
     const claim = {
       request,
       response,

@@ -43,29 +43,34 @@ export const READS_CLOSED = `(is_closed OR COALESCE(auto_close_at <= $1, false)
 /** What a create inserts: the record's columns, and the captcha's secret, never read back. */
 export type NewFormRow = Omit<FormRow, "isClosed" | "submissions"> & { captchaSecret: string };
 
+/** The columns a create writes, in the order of `newFormValues`. */
+export const NEW_FORM_COLUMNS = `id, organization_id, name, type, is_closed, auto_close_at,
+  settings, captcha_secret, created_at, updated_at`;
+
+/** The parameters of NEW_FORM_COLUMNS: both creates (with a key and without) write the same. */
+export const newFormValues = (form: NewFormRow) => [
+  form.id,
+  form.organizationId,
+  form.name,
+  form.type,
+  form.storedIsClosed,
+  form.autoCloseAt,
+  form.settings,
+  form.captchaSecret,
+  form.createdAt,
+  form.updatedAt,
+];
+
 export async function insertForm(
   db: Queryable,
   form: NewFormRow,
   now: Date,
 ): Promise<WrittenFormRow> {
   const rows = await db.query<WrittenFormRow>(
-    `INSERT INTO forms (id, organization_id, name, type, is_closed, auto_close_at, settings,
-       captcha_secret, created_at, updated_at)
+    `INSERT INTO forms (${NEW_FORM_COLUMNS})
      VALUES ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
      RETURNING ${WRITTEN_COLUMNS}, ${READS_CLOSED} AS "isClosed"`,
-    [
-      now,
-      form.id,
-      form.organizationId,
-      form.name,
-      form.type,
-      form.storedIsClosed,
-      form.autoCloseAt,
-      form.settings,
-      form.captchaSecret,
-      form.createdAt,
-      form.updatedAt,
-    ],
+    [now, ...newFormValues(form)],
   );
   return rows[0] as WrittenFormRow;
 }
