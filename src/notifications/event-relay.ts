@@ -45,10 +45,9 @@ export interface EventRelay extends PendingEvents {
  * A pass first waits for `capacity`. While requests saturate the instance a pass starts at most
  * about once a second and relays one batch, unless more than MAX_DEFERRED of this instance's
  * events wait, or MAX_DEFERRED_OF_FORM of one form's: relaying an event costs more than storing
- * the submission, and the rest waits,
- * durable in the outbox, until the load eases (docs/decisions.md, "Background work yields to
- * requests"). The API's reads (`relayForm`) never wait: they relay their form's events
- * themselves.
+ * the submission, and the rest waits, durable in the outbox, until the load eases
+ * (docs/decisions.md, "Background work yields to requests"). The API's reads (`relayForm`) never
+ * wait: they relay their form's events themselves.
  */
 export function startEventRelay(
   db: Database,

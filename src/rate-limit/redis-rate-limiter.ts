@@ -68,16 +68,16 @@ function answeredWithin<T>(ms: number, reply: Promise<T>): Promise<T> {
   });
 }
 
-/**
- * Counts in Redis so every instance shares one quota per bucket. While Redis is down or hung,
- * requests are counted by `fallback` in this process instead: rate limiting must never make the
- * API itself unavailable.
- */
 export interface RedisRateLimiter extends RateLimiter {
   /** Settles once the first connection attempt has: connected, or failed (then retried). */
   readonly firstConnectAttempt: Promise<void>;
 }
 
+/**
+ * Counts in Redis so every instance shares one quota per bucket. While Redis is down or hung,
+ * requests are counted by `fallback` in this process instead: rate limiting must never make the
+ * API itself unavailable.
+ */
 export function createRedisRateLimiter({
   redisUrl,
   windowSeconds,
