@@ -1,3 +1,7 @@
+import { spawn } from "node:child_process";
+import { access } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Database, NotificationHandlers, QueryOptions } from "./database.ts";
 import type { ThreadReply, ThreadRequest } from "./pglite-protocol.ts";
@@ -27,6 +31,45 @@ const timedOut = (ms: number) =>
     code: "57014",
   });
 
+/** The Node arguments of the process that creates a new store in `dataDir`. */
+export const storeCreationArgs = (dataDir: string) => [
+  "--liftoff-only",
+  fileURLToPath(new URL("./pglite-initdb.ts", import.meta.url)),
+  dataDir,
+];
+
+/**
+ * Creates a new store in `dataDir` in a process of its own. PGlite's initdb runs a second
+ * PostgreSQL beside the first, writes the new cluster in memory and copies it to the directory as
+ * a tar archive: about 300 MB more than the store it leaves, which a process that did it kept
+ * resident for as long as it lived (530 MB against 240 MB for the same store opened again). The
+ * process flag is the one `npm start` gives the server for the same reason (decisions.md, "The
+ * embedded store's memory").
+ */
+async function createPgliteStore(dataDir: string) {
+  const child = spawn(process.execPath, storeCreationArgs(dataDir), {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (text: string) => {
+    stderr = (stderr + text).slice(-2_000);
+  });
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.on("close", (exitCode, exitSignal) => resolve([exitCode, exitSignal])),
+  );
+  if (code !== 0) {
+    throw new Error(
+      `the embedded store in ${dataDir} could not be created (${signal ?? `exit code ${code}`}): ${stderr.trim()}`,
+    );
+  }
+}
+
+const storeExists = (dataDir: string) =>
+  access(path.join(dataDir, "PG_VERSION")).then(
+    () => true,
+    () => false,
+  );
+
 /**
  * The embedded store, run on a thread of its own (pglite-thread.ts) behind the `Database`
  * interface. PGlite cannot cancel a statement (it does not honour statement_timeout: its WASM
@@ -37,6 +80,7 @@ export async function openPgliteThread(
   dataDir: string | null,
   statementTimeoutMs: number,
 ): Promise<Database> {
+  if (dataDir && !(await storeExists(dataDir))) await createPgliteStore(dataDir);
   const worker = new Worker(new URL("./pglite-thread.ts", import.meta.url), {
     workerData: { dataDir },
   });

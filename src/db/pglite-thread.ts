@@ -4,7 +4,7 @@
 import { mkdir } from "node:fs/promises";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
-import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
+import { PGLITE_OPTIONS } from "./pglite-options.ts";
 import type { ThreadReply, ThreadRequest } from "./pglite-protocol.ts";
 
 const port = parentPort;
@@ -78,23 +78,10 @@ function countWrite(sql: string) {
   });
 }
 
-/**
- * Memory (docs/performance.md, "Embedded store memory"). PostgreSQL's default 128 MB of shared
- * buffers cost about 100 MB of resident memory once the store is used; an embedded store is small
- * and the operating system caches its files anyway: 16 MB. On a first start PGlite's initdb runs a
- * second PostgreSQL in this process, which writes the new cluster in memory before it is copied
- * to DATA_DIR: the same shared buffers there, and WAL segments of 1 MB instead of 16.
- */
-const SHARED_BUFFERS = ["-c", "shared_buffers=16MB"];
-
 let db: PGlite;
 const opened = (async () => {
   if (dataDir) await mkdir(dataDir, { recursive: true });
-  db = await PGlite.create(dataDir ?? undefined, {
-    extensions: { pg_trgm },
-    startParams: [...PGlite.defaultStartParams, ...SHARED_BUFFERS],
-    initDbStartParams: [...SHARED_BUFFERS, "--wal-segsize=1"],
-  });
+  db = await PGlite.create(dataDir ?? undefined, PGLITE_OPTIONS);
   await vacuum();
   vacuuming = setInterval(() => void vacuum(), VACUUM_EVERY_MS).unref();
 })();
