@@ -32,10 +32,12 @@ export interface BenchReport {
   /** Peak resident memory (VmHWM) of each formdeck server process, in MB. */
   peakRssMb: {
     formdeck: number | null;
-    /** From its first start on a new DATA_DIR (initdb, migrations) through the seeding. */
+    /** From its first start on a new DATA_DIR (migrations) through the seeding. */
     formdeckEmbeddedFirstStart: number | null;
     /** Restarted on that store, through the list, search and create loads. */
     formdeckEmbeddedRestart: number | null;
+    /** The process that a first start runs once to create the store (initdb), measured alone. */
+    embeddedStoreCreation?: number | null;
   };
   /** The submissions scenarios' figures that are not load runs (export, limit, peak RSS). */
   submissions: SubmissionFigures;

@@ -11,6 +11,7 @@ import type { BenchOptions } from "./options.ts";
 import { listPath, SCENARIOS } from "./scenarios.ts";
 import { RARE_WORD, RARE_WORD_FORMS } from "./seed-forms.ts";
 import { peakRssMb, type RunningServer, startEmbeddedFormdeck } from "./servers.ts";
+import { measureStoreCreation } from "./store-creation.ts";
 
 /** Seeding a million forms through the API would take hours: the embedded store gets 10,000 at most. */
 const LARGEST_EMBEDDED_SIZE = 10_000;
@@ -27,6 +28,11 @@ export interface EmbeddedMemory {
   firstStartMb: number;
   /** Peak RSS of the same store restarted, through the list, search and create loads. */
   restartMb: number;
+  /**
+   * The process a first start runs once to create the store (src/db/pglite-initdb.ts), measured
+   * alone: its peak RSS and seconds.
+   */
+  creation: { peakRssMb: number; seconds: number };
 }
 
 /** What the CLI does while a server holds the store: the command goes to its admin socket. */
@@ -86,6 +92,11 @@ export async function measureOnEmbeddedStore(
 ): Promise<EmbeddedMemory | null> {
   const size = options.sizes.filter((forms) => forms <= LARGEST_EMBEDDED_SIZE).at(-1);
   if (size === undefined || !EMBEDDED_SCENARIOS.some(measurer.selects)) return null;
+  const creation = await measureStoreCreation();
+  log(
+    `embedded store: created alone in ${creation.seconds.toFixed(1)} s, ` +
+      `peak RSS ${creation.peakRssMb.toFixed(0)} MB`,
+  );
   const dataDir = await mkdtemp(path.join(tmpdir(), "formdeck-bench-"));
   try {
     const started = performance.now();
@@ -123,7 +134,7 @@ export async function measureOnEmbeddedStore(
         target,
         request: { kind: "create" },
       });
-      return { firstStartMb, restartMb: await peakRssMb(server) };
+      return { firstStartMb, restartMb: await peakRssMb(server), creation };
     } finally {
       await server.stop();
     }

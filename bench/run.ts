@@ -56,6 +56,7 @@ async function bench(options: BenchOptions): Promise<boolean> {
       formdeckMb: postgres.peakRssMb,
       embeddedFirstStartMb: embedded?.firstStartMb ?? null,
       embeddedRestartMb: embedded?.restartMb ?? null,
+      embeddedCreationMb: embedded?.creation.peakRssMb ?? null,
     }),
     ...evaluateSubmissionTargets(measurements, submissions, options.submissions),
     ...evaluateHostedTargets(measurements),
@@ -80,6 +81,7 @@ async function bench(options: BenchOptions): Promise<boolean> {
       formdeck: postgres.peakRssMb,
       formdeckEmbeddedFirstStart: embedded?.firstStartMb ?? null,
       formdeckEmbeddedRestart: embedded?.restartMb ?? null,
+      embeddedStoreCreation: embedded?.creation.peakRssMb ?? null,
     },
     submissions,
     uploads,
@@ -95,7 +97,9 @@ async function bench(options: BenchOptions): Promise<boolean> {
   if (embedded !== null) {
     process.stdout.write(
       `formdeck embedded peak RSS: ${embedded.firstStartMb.toFixed(0)} MB from its first start ` +
-        `through seeding, ${embedded.restartMb.toFixed(0)} MB restarted, through its loads\n`,
+        `through seeding, ${embedded.restartMb.toFixed(0)} MB restarted, through its loads; ` +
+        `the process that creates a new store ${embedded.creation.peakRssMb.toFixed(0)} MB ` +
+        `for ${embedded.creation.seconds.toFixed(1)} s, once\n`,
     );
   }
   process.stdout.write(`written: ${written.join(", ")}\n`);

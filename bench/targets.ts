@@ -32,6 +32,8 @@ export interface PeakRss {
   embeddedFirstStartMb: number | null;
   /** The same store restarted, through its loads. */
   embeddedRestartMb: number | null;
+  /** The process that creates a new store, before the first start opens it (not judged). */
+  embeddedCreationMb: number | null;
 }
 
 const MILLION = 1_000_000;
@@ -39,9 +41,14 @@ const times = (value: number) => `${value.toFixed(2)}×`;
 const percent = (value: number) => `${(value * 100).toFixed(1)} %`;
 
 /** The higher of the two embedded peaks; the spread column shows both. */
-function embeddedPeak({ embeddedFirstStartMb: first, embeddedRestartMb: restart }: PeakRss) {
+function embeddedPeak({
+  embeddedFirstStartMb: first,
+  embeddedRestartMb: restart,
+  embeddedCreationMb: creation,
+}: PeakRss) {
   if (first === null || restart === null) return null;
-  const note = `first start ${first.toFixed(0)} MB, restart ${restart.toFixed(0)} MB`;
+  const created = creation === null ? "" : `; creating the store ${creation.toFixed(0)} MB, once`;
+  const note = `first start ${first.toFixed(0)} MB, restart ${restart.toFixed(0)} MB${created}`;
   return { value: Math.max(first, restart), note };
 }
 
