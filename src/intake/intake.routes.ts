@@ -27,7 +27,7 @@ import { Accepted, FormIdParams, preflight, SubmissionBody, submit } from "./int
 import { clientOf, createAdmission, isMultipart } from "./intake-admission.ts";
 import { INTAKE_MEDIA_TYPES } from "./intake-body.ts";
 import { errorPageFor } from "./intake-errors.ts";
-import { drainRequest } from "./lingering-close.ts";
+import { answerWhileDraining } from "./lingering-close.ts";
 import { receiveSubmission } from "./receive-submission.ts";
 
 /** What the intake needs besides the database: check 1's limiter, check 5's and check 7's sources. */
@@ -56,7 +56,7 @@ const FILE_WRITES_AT_ONCE = 2;
 /** Forms each instance keeps for its intake (see intake-admission.ts). */
 const KEPT_FORMS = 1_000;
 
-/** The longest an early answer waits for the rest of the body (see drainRequest). */
+/** The longest the rest of a body answered early is read for (see drainRequest). */
 const DRAIN_MS = 10_000;
 
 const ALLOWED_HEADERS = "Content-Type, Accept, Idempotency-Key";
@@ -92,8 +92,8 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
     budget: new UploadBudget(config.uploadMaxInFlightBytes),
     fileWrites: new TaskSlots(FILE_WRITES_AT_ONCE),
   };
-  // An answer given before the body was read waits while the rest of the body is read, up to the
-  // largest body the intake takes, so that the client gets it rather than a reset connection.
+  // The rest of a body answered early is read, up to the largest body the intake takes, so that
+  // the client gets the answer rather than a reset connection.
   const drainBytes = config.uploadMaxTotalBytes + config.submissionBodyLimitBytes;
   app.decorateRequest("intakeForm", null);
   app.decorateRequest("intakeCountry", null);
@@ -131,7 +131,7 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
 
   // Every answer, errors included, so that a page on another origin can read why it was refused.
   app.addHook("onSend", async (request, reply) => {
-    if (request.raw.complete === false) await drainRequest(request.raw, drainBytes, DRAIN_MS);
+    if (request.raw.complete === false) answerWhileDraining(reply, drainBytes, DRAIN_MS);
     reply.header("Vary", "Origin");
     const rule = request.intakeForm ? (request.intakeForm.settings.allowedDomains ?? "") : null;
     const origin = corsOrigin(request.headers.origin, request.host, rule);

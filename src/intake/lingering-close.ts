@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import type { FastifyReply } from "fastify";
 
 /**
  * Reads and discards what is left of a request's body, at most `maxBytes` for at most `maxMs`;
@@ -30,5 +31,23 @@ export function drainRequest(raw: IncomingMessage, maxBytes: number, maxMs: numb
     raw.on("end", ended);
     raw.on("close", closed);
     raw.resume();
+  });
+}
+
+/**
+ * An answer sent before the request's body was read (a 413, a closed form, uploads busy) goes at
+ * once, and the rest of the body is read and dropped meanwhile (drainRequest). A client that reads
+ * while it sends (fetch, curl) stops sending when the answer arrives, and no more of its body is
+ * read; one that reads only once it has sent everything, as a browser posting a file does, finds
+ * the answer then, rather than a connection reset over unread bytes. Once the body is read the
+ * connection serves the client's next request; it is closed when the body is not read (past the
+ * bounds, or the client gone).
+ */
+export function answerWhileDraining(reply: FastifyReply, maxBytes: number, maxMs: number) {
+  const raw = reply.request.raw;
+  // The app closes every connection answered early (app.ts); this one is read to its end instead.
+  reply.removeHeader("Connection");
+  void drainRequest(raw, maxBytes, maxMs).then((drained) => {
+    if (!drained) raw.socket?.destroy();
   });
 }

@@ -95,6 +95,47 @@ test("an early answer reaches a client still uploading 20 MB: closed form, file 
   assert.deepEqual(await storedSubmissions(built.db, open.id), []);
 });
 
+/** Waits up to `ms` for `ready` to hold, checking every 20 ms; whether it did. */
+async function within(ms: number, ready: () => boolean) {
+  for (const started = Date.now(); Date.now() - started < ms; await sleep(20)) {
+    if (ready()) return true;
+  }
+  return ready();
+}
+
+test("an early answer goes out at once, while the body is still read; once read, the connection serves the next request", async () => {
+  const closed = await newForm(built.app, { isClosed: true });
+  const big = multipartBytes([
+    { name: "doc", file: { name: "big.txt", content: Buffer.alloc(20_000_000, "a") } },
+  ]);
+  const small = multipartBytes([{ name: "a", value: "1" }]);
+  const request = (body: Buffer) =>
+    `POST /f/${closed.id} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${MULTIPART_TYPE}\r\n` +
+    `Content-Length: ${body.length}\r\nAccept: application/json\r\n\r\n`;
+  const socket = net.connect(port, "127.0.0.1");
+  let received = "";
+  socket.setEncoding("latin1").on("data", (chunk: string) => {
+    received += chunk;
+  });
+  const answers = () => received.split("form: is closed").length - 1;
+  try {
+    await new Promise((connected) => socket.once("connect", connected));
+    socket.write(request(big));
+    socket.write(big.subarray(0, 1_000_000));
+    // A client that reads while it sends (fetch, curl) gets the answer now and may stop; the
+    // answer used to wait for the other 19 MB.
+    assert.ok(await within(5_000, () => answers() === 1), received);
+    assert.equal(statusOf(received), 403);
+    assert.doesNotMatch(received, /connection: close/i);
+    socket.write(big.subarray(1_000_000));
+    socket.write(request(small) + small.toString("latin1"));
+    assert.ok(await within(5_000, () => answers() === 2), received);
+    assert.equal(socket.destroyed, false);
+  } finally {
+    socket.destroy();
+  }
+});
+
 test("a body that stops mid-file stores nothing, and the server goes on", async () => {
   const form = await newForm(built.app);
   const body = multipartBytes([
