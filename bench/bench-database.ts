@@ -31,6 +31,7 @@ export async function openBulkConnection(databaseUrl: string): Promise<BulkConne
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   return {
+    kind: "postgres",
     query: async <Row>(sql: string, params?: readonly unknown[]) =>
       (await client.query(sql, params as unknown[])).rows as Row[],
     close: () => client.end(),

@@ -40,7 +40,10 @@ export async function openEmbeddedStore(
   };
   try {
     socket = await listenAdminSocket({
-      db: { query: async (sql, params) => (await store.promise).query(sql, params) },
+      db: {
+        kind: "pglite",
+        query: async (sql, params) => (await store.promise).query(sql, params),
+      },
       socketPath: adminSocketPath(dataDir),
       log,
     });

@@ -52,7 +52,7 @@ export async function announceKeyChange<T>(
   change: string,
   write: () => Promise<T>,
 ): Promise<T> {
-  if (!("kind" in db) || db.kind === "pglite") {
+  if (!("listen" in db) || db.kind === "pglite") {
     // One process owns an embedded store (its admin socket runs changes through a bare
     // Queryable): its caches are all here.
     const result = await write();

@@ -20,6 +20,8 @@ export interface QueryOptions {
 
 /** Anything that runs parameterized SQL: the database itself or one of its transactions. */
 export interface Queryable {
+  /** Which store runs it: a few statements take their parameters in the form each is fastest with. */
+  readonly kind: "pglite" | "postgres";
   query<Row>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<Row[]>;
 }
 
@@ -35,7 +37,6 @@ export interface NotificationHandlers {
 }
 
 export interface Database extends Queryable {
-  readonly kind: "pglite" | "postgres";
   /** Delivers what NOTIFY sends on `channel`; the returned function stops listening. */
   listen(channel: string, handlers: NotificationHandlers): () => Promise<void>;
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
@@ -122,7 +123,10 @@ async function openPostgres(connectionString: string): Promise<Database> {
       let broken: Error | undefined;
       try {
         await client.query("BEGIN");
-        const result = await work({ query: (sql, p, options) => run(client, sql, p, options) });
+        const result = await work({
+          kind: "postgres",
+          query: (sql, p, options) => run(client, sql, p, options),
+        });
         await client.query("COMMIT");
         return result;
       } catch (error) {

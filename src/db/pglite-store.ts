@@ -169,6 +169,7 @@ export async function openPgliteThread(
       let result: Awaited<ReturnType<typeof work>>;
       try {
         result = await work({
+          kind: "pglite",
           query: (sql, params, options) => query(sql, params, transaction, options),
         });
       } catch (error) {

@@ -270,6 +270,7 @@ describe("through a running server's admin socket", () => {
     db = await openDatabase({ databaseUrl: null, dataDir });
     await migrate(db);
     const counted: Queryable = {
+      kind: "pglite",
       query: (sql, params) => {
         queries++;
         return db.query(sql, params);
@@ -339,7 +340,10 @@ describe("through a running server's admin socket", () => {
 
   test("an unexpected failure is logged and reported without details", async () => {
     const brokenDir = await tempDir();
-    const broken: Queryable = { query: () => Promise.reject(new Error("disk on fire")) };
+    const broken: Queryable = {
+      kind: "pglite",
+      query: () => Promise.reject(new Error("disk on fire")),
+    };
     const errors: string[] = [];
     const log = { error: (_: object, message: string) => errors.push(message) };
     const brokenSocket = await listenAdminSocket({

@@ -246,6 +246,30 @@ test("a file over one slice is stored in slices and served back whole, by the AP
   assert.ok(byLink.rawPayload.equals(content));
 });
 
+test("every byte value is stored and served back as sent, across slices (binary on PostgreSQL, base64 on the embedded store)", async () => {
+  const form = await newForm(built.app);
+  // A PDF's magic bytes, then each of the 256 byte values in turn, past one slice.
+  const every = Buffer.from(Array.from({ length: 256 }, (_, value) => value));
+  const content = Buffer.concat([
+    Buffer.from("%PDF-1.7\n"),
+    ...Array.from({ length: (FILE_SLICE_BYTES * 1.5) / 256 }, () => every),
+  ]);
+  const res = await post(
+    built.app,
+    form.id,
+    upload([{ name: "doc", file: { name: "every-byte.pdf", content } }]),
+  );
+  assert.equal(res.status, 201, res.text);
+  const [file] = (await submissionsClient(built.app, form.key).get(form.id, res.body.id)).body
+    .files;
+  const byApi = await built.app.inject({
+    url: fileUrl(form.id, res.body.id, file.id),
+    headers: { "api-key": form.key },
+  });
+  assertServedSafely(byApi, "application/pdf");
+  assert.ok(byApi.rawPayload.equals(content));
+});
+
 test("a file deleted while it is read ends in an error, never a short body", async () => {
   const { record } = await submissionWithFiles();
   const [row] = await built.db.query<{ id: string; size: number }>(

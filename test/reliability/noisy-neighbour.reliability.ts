@@ -71,7 +71,10 @@ async function seedStore(store: StoreEnv): Promise<Seeded> {
   try {
     if (!databaseUrl) {
       // The embedded store is seeded before its server opens it; its statements are bounded.
-      return await seed(db, { query: (sql, params) => db.query(sql, params, { unbounded: true }) });
+      return await seed(db, {
+        kind: "pglite",
+        query: (sql, params) => db.query(sql, params, { unbounded: true }),
+      });
     }
     const bulk = await openBulkConnection(databaseUrl);
     try {
