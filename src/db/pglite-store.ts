@@ -54,12 +54,16 @@ async function createPgliteStore(dataDir: string) {
   child.stderr.setEncoding("utf8").on("data", (text: string) => {
     stderr = (stderr + text).slice(-2_000);
   });
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-    child.on("close", (exitCode, exitSignal) => resolve([exitCode, exitSignal])),
-  );
-  if (code !== 0) {
+  // A process that could not be started reports an error and may never close.
+  const ending = await new Promise<string | null>((resolve) => {
+    child.once("error", (error) => resolve(`not started: ${error.message}`));
+    child.once("close", (code, signal) =>
+      resolve(code === 0 ? null : (signal ?? `exit code ${code}`)),
+    );
+  });
+  if (ending !== null) {
     throw new Error(
-      `the embedded store in ${dataDir} could not be created (${signal ?? `exit code ${code}`}): ${stderr.trim()}`,
+      `the embedded store in ${dataDir} could not be created (${ending}): ${stderr.trim()}`,
     );
   }
 }
