@@ -109,10 +109,19 @@ export const startMinimalHandler = (databaseUrl: string, organizationId: string)
 export const startRuntimeLimit = (responseBody: string) =>
   startServer("runtime limit", "bench/servers/runtime-limit.ts", { RESPONSE_BODY: responseBody });
 
-/** The most resident memory the process has used since it started (VmHWM), in MB. */
+/**
+ * The most resident memory process `pid` has used since it started (VmHWM), in MB; null once it
+ * has exited.
+ */
+export async function highWaterMb(pid: number): Promise<number | null> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => null);
+  const kilobytes = status && /^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1];
+  return kilobytes ? Number(kilobytes) / 1024 : null;
+}
+
+/** The server's VmHWM in MB. */
 export async function peakRssMb(server: RunningServer): Promise<number> {
-  const status = await readFile(`/proc/${server.pid}/status`, "utf8");
-  const kilobytes = /^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1];
-  if (!kilobytes) throw new Error(`no VmHWM in /proc/${server.pid}/status`);
-  return Number(kilobytes) / 1024;
+  const peak = await highWaterMb(server.pid);
+  if (peak === null) throw new Error(`no VmHWM in /proc/${server.pid}/status`);
+  return peak;
 }

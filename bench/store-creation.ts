@@ -1,16 +1,10 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { storeCreationArgs } from "../src/db/pglite-store.ts";
-
-/** VmHWM of a live process in MB; null once it has exited. */
-async function highWaterMb(pid: number): Promise<number | null> {
-  const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => null);
-  const kilobytes = status && /^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1];
-  return kilobytes ? Number(kilobytes) / 1024 : null;
-}
+import { highWaterMb } from "./servers.ts";
 
 /**
  * The process that a server started on a new DATA_DIR runs to create its store

@@ -38,6 +38,17 @@ export async function insertSubmissionFiles(
   submissionId: string,
   files: readonly ReceivedFile[],
 ) {
+  const [insertSlice, asParameter] =
+    db.kind === "postgres"
+      ? [
+          `INSERT INTO submission_file_chunks (file_id, seq, content) VALUES ($1, $2, $3)`,
+          (slice: Buffer) => slice,
+        ]
+      : [
+          `INSERT INTO submission_file_chunks (file_id, seq, content)
+           VALUES ($1, $2, decode($3, 'base64'))`,
+          (slice: Buffer) => slice.toString("base64"),
+        ];
   for (const file of files) {
     await db.query(
       `INSERT INTO submission_files (id, submission_id, type, name, size)
@@ -46,13 +57,7 @@ export async function insertSubmissionFiles(
     );
     let seq = 0;
     for await (const slice of file.slices(FILE_SLICE_BYTES)) {
-      await db.query(
-        db.kind === "postgres"
-          ? `INSERT INTO submission_file_chunks (file_id, seq, content) VALUES ($1, $2, $3)`
-          : `INSERT INTO submission_file_chunks (file_id, seq, content)
-           VALUES ($1, $2, decode($3, 'base64'))`,
-        [file.id, seq++, db.kind === "postgres" ? slice : (slice as Buffer).toString("base64")],
-      );
+      await db.query(insertSlice, [file.id, seq++, asParameter(slice as Buffer)]);
     }
   }
 }
