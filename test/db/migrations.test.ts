@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { test } from "node:test";
 import { openDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrations.ts";
+import { closeTestDatabase, testDatabase } from "../helpers.ts";
 
 const ALL = [
   "001_organizations_keys_forms",
@@ -18,6 +19,7 @@ const ALL = [
   "015_submission_events_outbox",
   "016_email_records_by_form",
   "017_form_revisions",
+  "018_file_chunks_lz4",
 ];
 
 test("migrations apply once and running them again changes nothing", async () => {
@@ -112,5 +114,24 @@ test("every reference a deletion cascades through leads an index, so no deletion
     );
   } finally {
     await db.close();
+  }
+});
+
+test("file slices are compressed with lz4 where the store offers it, else as the store does by default", async () => {
+  const db = await testDatabase();
+  try {
+    const [store] = await db.query<{ offersLz4: boolean }>(
+      `SELECT 'lz4' = ANY (enumvals) AS "offersLz4" FROM pg_settings
+        WHERE name = 'default_toast_compression'`,
+    );
+    const [column] = await db.query<{ compression: string }>(
+      `SELECT attcompression::text AS compression FROM pg_attribute
+        WHERE attrelid = 'submission_file_chunks'::regclass AND attname = 'content'`,
+    );
+    // PostgreSQL as Debian builds it offers lz4; PGlite does not.
+    assert.equal(store?.offersLz4, Boolean(process.env.DATABASE_URL));
+    assert.deepEqual(column, { compression: store?.offersLz4 ? "l" : "" });
+  } finally {
+    await closeTestDatabase();
   }
 });

@@ -11,6 +11,7 @@ import { migration as m010 } from "./010_file_chunks.ts";
 import { migration as m015 } from "./015_submission_events_outbox.ts";
 import { migration as m016 } from "./016_email_records_by_form.ts";
 import { migration as m017 } from "./017_form_revisions.ts";
+import { migration as m018 } from "./018_file_chunks_lz4.ts";
 import type { Migration } from "./migration.ts";
 
 /** Applied in this order; each name is recorded once applied. New migrations go at the end. */
@@ -28,4 +29,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m015,
   m016,
   m017,
+  m018,
 ];
