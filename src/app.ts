@@ -102,9 +102,10 @@ export async function buildApp(dependencies: AppDependencies) {
     reply.header("X-Request-Id", request.id);
     // Answered before its body arrived (a 401 for a body still on its way): the rest of that body
     // would be read as the next request, so the connection ends with this answer, lingering so
-    // that a client still sending reads the answer rather than a reset.
+    // that a client still sending reads the answer rather than a reset. A route that drains its
+    // own body keeps the connection instead, unless the client asked for it to close.
     if (request.raw.complete === false) {
-      reply.header("Connection", "close");
+      if (!request.routeOptions.config.drainsItsBody) reply.header("Connection", "close");
       lingerAfterEarlyAnswer(request.raw.socket);
     }
     done();

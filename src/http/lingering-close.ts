@@ -1,5 +1,15 @@
 import type { Socket } from "node:net";
 
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /**
+     * The route reads what is left of a body it answered early itself (the intake: up to its
+     * largest upload), and keeps the connection: the app's lingering close leaves it alone.
+     */
+    drainsItsBody?: boolean;
+  }
+}
+
 /** How long a connection answered early still reads (and drops) what its client sends. */
 export const LINGER_MS = 2_000;
 

@@ -151,6 +151,7 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     "/f/:formId",
     {
+      config: { drainsItsBody: true },
       bodyLimit: config.submissionBodyLimitBytes,
       onRequest: admission.admit,
       validatorCompiler: intakeValidator,
@@ -222,6 +223,7 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
   app.options(
     "/f/:formId",
     {
+      config: { drainsItsBody: true },
       schema: {
         ...preflight.schema,
         params: FormIdParams,

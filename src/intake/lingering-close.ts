@@ -41,12 +41,11 @@ export function drainRequest(raw: IncomingMessage, maxBytes: number, maxMs: numb
  * read; one that reads only once it has sent everything, as a browser posting a file does, finds
  * the answer then, rather than a connection reset over unread bytes. Once the body is read the
  * connection serves the client's next request; it is closed when the body is not read (past the
- * bounds, or the client gone).
+ * bounds, or the client gone). Only for a route whose config has `drainsItsBody`, which the app's
+ * own early-answer close leaves alone.
  */
 export function answerWhileDraining(reply: FastifyReply, maxBytes: number, maxMs: number) {
   const raw = reply.request.raw;
-  // The app closes every connection answered early (app.ts); this one is read to its end instead.
-  reply.removeHeader("Connection");
   void drainRequest(raw, maxBytes, maxMs).then((drained) => {
     if (!drained) raw.socket?.destroy();
   });
