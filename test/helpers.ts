@@ -1,3 +1,4 @@
+import { after, before } from "node:test";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { createApiKey, createOrganization } from "../src/admin/admin.service.ts";
 import { buildApp } from "../src/app.ts";
@@ -100,6 +101,29 @@ export async function buildTestApp(
       await intakeLimiter.close();
     },
   };
+}
+
+type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
+
+/**
+ * The set-up every suite needs, in one place: registers a `before` hook that builds an app with
+ * `buildTestApp`'s arguments and an `after` hook that closes it, then the shared store. Returns
+ * the suite's app: an object whose properties (`app`, `db`, `captcha`, `close`) are there once
+ * the `before` hook has run. Top-level `before` hooks start as they are registered, not one after
+ * another: another top-level `before` in the file cannot count on the app being built.
+ */
+export function useTestApp(...args: Parameters<typeof buildTestApp>): TestApp {
+  const testApp = {} as TestApp;
+  let built: TestApp | undefined;
+  before(async () => {
+    built = await buildTestApp(...args);
+    Object.assign(testApp, built);
+  });
+  after(async () => {
+    await built?.close();
+    await closeTestDatabase();
+  });
+  return testApp;
 }
 
 /** A new organization, so that every test has data no other test touches. */

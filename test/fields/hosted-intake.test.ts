@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { buildTestApp, closeTestDatabase } from "../helpers.ts";
+import { test } from "node:test";
+import { useTestApp } from "../helpers.ts";
 import {
   BROWSER_ACCEPT,
   countOf,
@@ -11,16 +11,7 @@ import {
 } from "../intake/intake-fixtures.ts";
 import { field, options, rule } from "./field-builders.ts";
 
-let built: Awaited<ReturnType<typeof buildTestApp>>;
-
-before(async () => {
-  built = await buildTestApp();
-});
-
-after(async () => {
-  await built.close();
-  await closeTestDatabase();
-});
+const built = useTestApp();
 
 /** A hosted form: a name (required), an email, a choice that shows a follow-up, a page, a rating. */
 const contactFields = [

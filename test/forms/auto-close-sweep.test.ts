@@ -1,19 +1,10 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { startAutoCloseSweep } from "../../src/forms/auto-close-sweep.ts";
-import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
+import { createTenant, useTestApp } from "../helpers.ts";
 import { client, sleep } from "./form-fixtures.ts";
 
-let built: Awaited<ReturnType<typeof buildTestApp>>;
-
-before(async () => {
-  built = await buildTestApp();
-});
-
-after(async () => {
-  await built.close();
-  await closeTestDatabase();
-});
+const built = useTestApp();
 
 const silent = { info() {}, warn() {} } as unknown as Parameters<typeof startAutoCloseSweep>[2];
 

@@ -1,20 +1,11 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { buildTestApp, closeTestDatabase, createTenant, testDatabase } from "../helpers.ts";
+import { test } from "node:test";
+import { createTenant, testDatabase, useTestApp } from "../helpers.ts";
 
 // Totals come from counts kept as forms are written; these tests hold them to count(*).
 
-type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
 const FORMS = "/api/v1/forms";
-let testApp: TestApp;
-
-before(async () => {
-  testApp = await buildTestApp();
-});
-after(async () => {
-  await testApp.close();
-  await closeTestDatabase();
-});
+const testApp = useTestApp();
 
 async function totals(key: string) {
   const total = async (query: string) => {

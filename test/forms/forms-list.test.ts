@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
+import { before, describe, test } from "node:test";
+import { createTenant, useTestApp } from "../helpers.ts";
 
-type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
 interface Form {
   id: string;
   name: string;
@@ -12,7 +11,7 @@ interface Form {
 }
 
 const FORMS = "/api/v1/forms";
-let testApp: TestApp;
+const testApp = useTestApp();
 
 async function create(key: string, body: object): Promise<Form> {
   const res = await testApp.app.inject({
@@ -39,15 +38,6 @@ async function listOk(key: string, query: Record<string, string> | string = "") 
 const ids = (items: { id: string }[]) => items.map((f) => f.id);
 const byIdDesc = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0);
 const unprocessable = (message: string) => ({ error: { code: "unprocessable_entity", message } });
-
-before(async () => {
-  testApp = await buildTestApp();
-});
-
-after(async () => {
-  await testApp?.close();
-  await closeTestDatabase();
-});
 
 test("a list item has exactly the spec's members", async () => {
   const { fullKey, readKey } = await createTenant();

@@ -1,21 +1,11 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { prefersHtml } from "../../src/home/home.routes.ts";
-import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
+import { createTenant, useTestApp } from "../helpers.ts";
 
-type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
-let testApp: TestApp;
-
-before(async () => {
-  // One request per window for a key and for an address: any quota spent would show at once.
-  testApp = await buildTestApp({ rateLimitMax: 1, rateLimitUnauthenticatedMax: 1 });
-});
-
-after(async () => {
-  await testApp?.close();
-  await closeTestDatabase();
-});
+// One request per window for a key and for an address: any quota spent would show at once.
+const testApp = useTestApp({ rateLimitMax: 1, rateLimitUnauthenticatedMax: 1 });
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
 

@@ -1,19 +1,10 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { buildTestApp, closeTestDatabase } from "../helpers.ts";
+import { test } from "node:test";
+import { buildTestApp, useTestApp } from "../helpers.ts";
 import { BROWSER_ACCEPT, newForm, post, storedSubmissions } from "../intake/intake-fixtures.ts";
 import { field, SAMPLE_FORM } from "./sample-form.ts";
 
-let built: Awaited<ReturnType<typeof buildTestApp>>;
-
-before(async () => {
-  built = await buildTestApp();
-});
-
-after(async () => {
-  await built.close();
-  await closeTestDatabase();
-});
+const built = useTestApp();
 
 const get = (url: string) => built.app.inject({ url, headers: { accept: BROWSER_ACCEPT } });
 const tokenOf = (html: string) => /name="_token" value="([^"]+)"/.exec(html)?.[1];

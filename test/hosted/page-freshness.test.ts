@@ -1,25 +1,16 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { changePlan } from "../../src/admin/admin.service.ts";
 import type { Database, NotificationHandlers } from "../../src/db/database.ts";
 import { FormViewCache } from "../../src/hosted/form-view-cache.ts";
 import { findIntakeForm } from "../../src/intake/intake.repository.ts";
-import { buildTestApp, closeTestDatabase } from "../helpers.ts";
+import { useTestApp } from "../helpers.ts";
 import { BROWSER_ACCEPT, JSON_TYPE, newForm, post } from "../intake/intake-fixtures.ts";
 import { startServer } from "../server/server-process.ts";
 import { SAMPLE_FORM } from "./sample-form.ts";
 
-let built: Awaited<ReturnType<typeof buildTestApp>>;
-
-before(async () => {
-  built = await buildTestApp();
-});
-
-after(async () => {
-  await built.close();
-  await closeTestDatabase();
-});
+const built = useTestApp();
 
 const view = async (id: string) => {
   const page = await built.app.inject({ url: `/f/${id}`, headers: { accept: BROWSER_ACCEPT } });

@@ -1,24 +1,15 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { FormViewCache } from "../../src/hosted/form-view-cache.ts";
 import { findIntakeForm } from "../../src/intake/intake.repository.ts";
-import { buildTestApp, closeTestDatabase } from "../helpers.ts";
+import { useTestApp } from "../helpers.ts";
 import { newForm } from "../intake/intake-fixtures.ts";
 import { SAMPLE_FORM } from "./sample-form.ts";
 
 const databaseUrl = process.env.DATABASE_URL;
-let built: Awaited<ReturnType<typeof buildTestApp>>;
-
-before(async () => {
-  built = await buildTestApp();
-});
-
-after(async () => {
-  await built.close();
-  await closeTestDatabase();
-});
+const built = useTestApp();
 
 /** A session holding a transaction open on `database` (this one's when null), with an id if `writing`. */
 async function openTransaction(database: string | null, writing: boolean) {

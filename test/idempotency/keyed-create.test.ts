@@ -1,19 +1,8 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
+import { test } from "node:test";
+import { createTenant, useTestApp } from "../helpers.ts";
 
-type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
-
-let testApp: TestApp;
-
-before(async () => {
-  testApp = await buildTestApp();
-});
-
-after(async () => {
-  await testApp.close();
-  await closeTestDatabase();
-});
+const testApp = useTestApp();
 
 let counter = 0;
 const newKey = () => `keyed-create-${process.pid}-${Date.now()}-${++counter}`;

@@ -1,25 +1,16 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { lockForm } from "../../src/intake/intake.repository.ts";
 import {
   changeSubmissionCount,
   foldSubmissionCounts,
 } from "../../src/submissions/submission-counts.repository.ts";
 import { unprocessable } from "../forms/form-fixtures.ts";
-import { buildTestApp, closeTestDatabase } from "../helpers.ts";
+import { useTestApp } from "../helpers.ts";
 import { countOf, newForm, post, storedSubmissions } from "./intake-fixtures.ts";
 
-let built: Awaited<ReturnType<typeof buildTestApp>>;
-
-before(async () => {
-  // The concurrency test posts 50 times from one address.
-  built = await buildTestApp({ intakeRateLimitMax: 1000 });
-});
-
-after(async () => {
-  await built.close();
-  await closeTestDatabase();
-});
+// The concurrency test posts 50 times from one address.
+const built = useTestApp({ intakeRateLimitMax: 1000 });
 
 test("maxResponses is exact under 50 concurrent submissions: 10 accepted, 40 form_closed", async () => {
   const { id, api } = await newForm(built.app, { limitResponses: true, maxResponses: 10 });

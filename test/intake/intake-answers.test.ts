@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { buildTestApp, closeTestDatabase } from "../helpers.ts";
+import { test } from "node:test";
+import { useTestApp } from "../helpers.ts";
 import {
   BROWSER_ACCEPT,
   countOf,
@@ -10,16 +10,7 @@ import {
   storedSubmissions,
 } from "./intake-fixtures.ts";
 
-let built: Awaited<ReturnType<typeof buildTestApp>>;
-
-before(async () => {
-  built = await buildTestApp();
-});
-
-after(async () => {
-  await built.close();
-  await closeTestDatabase();
-});
+const built = useTestApp();
 
 const browser = { accept: BROWSER_ACCEPT };
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { buildTestApp, closeTestDatabase } from "../helpers.ts";
+import { test } from "node:test";
+import { useTestApp } from "../helpers.ts";
 import {
   assertRefused,
   countOf,
@@ -12,16 +12,7 @@ import {
   storedSubmissions,
 } from "./intake-fixtures.ts";
 
-let built: Awaited<ReturnType<typeof buildTestApp>>;
-
-before(async () => {
-  built = await buildTestApp({ submissionBodyLimitBytes: 4096 });
-});
-
-after(async () => {
-  await built.close();
-  await closeTestDatabase();
-});
+const built = useTestApp({ submissionBodyLimitBytes: 4096 });
 
 const SUB_ID = /^sub_[A-Za-z0-9_-]{22}$/;
 

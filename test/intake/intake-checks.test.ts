@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { after, before, test } from "node:test";
+import { after, test } from "node:test";
 import { MISSING_ID } from "../forms/form-fixtures.ts";
-import { buildTestApp, closeTestDatabase } from "../helpers.ts";
+import { buildTestApp, useTestApp } from "../helpers.ts";
 import {
   assertRefused,
   countOf,
@@ -12,16 +12,7 @@ import {
   storedSubmissions,
 } from "./intake-fixtures.ts";
 
-let built: Awaited<ReturnType<typeof buildTestApp>>;
-
-before(async () => {
-  built = await buildTestApp();
-});
-
-after(async () => {
-  await built.close();
-  await closeTestDatabase();
-});
+const built = useTestApp();
 
 /** An address no earlier run used: the rate-limit counts outlive a run when kept in Redis. */
 const freshAddress = () =>

@@ -1,25 +1,14 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { buildApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrations.ts";
 import { createMemoryRateLimiter } from "../../src/rate-limit/memory-rate-limiter.ts";
-import { buildTestApp, closeTestDatabase } from "../helpers.ts";
+import { useTestApp } from "../helpers.ts";
 import { checkEveryResponse } from "../http/response-conformance.ts";
 
-type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
-
-let testApp: TestApp;
-
-before(async () => {
-  testApp = await buildTestApp();
-});
-
-after(async () => {
-  await testApp?.close();
-  await closeTestDatabase();
-});
+const testApp = useTestApp();
 
 test("/healthz → 200 {status: ok}, without a key", async () => {
   const res = await testApp.app.inject({ url: "/healthz" });

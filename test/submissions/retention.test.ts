@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import {
   EXPIRED_BATCH,
   EXPIRED_FORMS_SCAN,
@@ -8,7 +8,7 @@ import {
 import { deleteExpiredSubmissions } from "../../src/submissions/retention.ts";
 import { startRetentionSweep } from "../../src/submissions/retention-sweep.ts";
 import { client, sleep } from "../forms/form-fixtures.ts";
-import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
+import { createTenant, useTestApp } from "../helpers.ts";
 import {
   daysAgo,
   type SeedSpec,
@@ -18,16 +18,7 @@ import {
   submissionsClient,
 } from "./submission-fixtures.ts";
 
-let built: Awaited<ReturnType<typeof buildTestApp>>;
-
-before(async () => {
-  built = await buildTestApp();
-});
-
-after(async () => {
-  await built.close();
-  await closeTestDatabase();
-});
+const built = useTestApp();
 
 const HOUR = 3_600_000;
 /** Just inside and just outside `days`, an hour either side. */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { type Body, client, MISSING_ID, NOT_FOUND, unprocessable } from "../forms/form-fixtures.ts";
-import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
+import { createTenant, useTestApp } from "../helpers.ts";
 import {
   answersOf,
   recordOf,
@@ -11,16 +11,7 @@ import {
   submissionsClient,
 } from "./submission-fixtures.ts";
 
-let built: Awaited<ReturnType<typeof buildTestApp>>;
-
-before(async () => {
-  built = await buildTestApp();
-});
-
-after(async () => {
-  await built.close();
-  await closeTestDatabase();
-});
+const built = useTestApp();
 
 const SUBMISSION_NOT_FOUND = { error: { code: "not_found", message: "submission: not found" } };
 const MISSING_SUBMISSION = "sub_AAAAAAAAAAAAAAAAAAAAAA";

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { get } from "node:http";
 import type { AddressInfo } from "node:net";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { parse } from "csv-parse/sync";
 import { FileLinks } from "../../src/files/file-links.ts";
 import { exportSubmissions } from "../../src/submissions/submission-export.ts";
 import { client, MISSING_ID, NOT_FOUND, unprocessable } from "../forms/form-fixtures.ts";
-import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
+import { createTenant, useTestApp } from "../helpers.ts";
 import {
   answersOf,
   at,
@@ -16,16 +16,7 @@ import {
   submissionsClient,
 } from "./submission-fixtures.ts";
 
-let built: Awaited<ReturnType<typeof buildTestApp>>;
-
-before(async () => {
-  built = await buildTestApp();
-});
-
-after(async () => {
-  await built.close();
-  await closeTestDatabase();
-});
+const built = useTestApp();
 
 async function tenantWithForm() {
   const tenant = await createTenant();

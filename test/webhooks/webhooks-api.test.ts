@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { buildTestApp, closeTestDatabase } from "../helpers.ts";
+import { describe, test } from "node:test";
+import { useTestApp } from "../helpers.ts";
 import {
   FORMS,
   SECRET,
@@ -11,16 +11,7 @@ import {
   withoutSecret,
 } from "./webhook-fixtures.ts";
 
-type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
-let testApp: TestApp;
-
-before(async () => {
-  testApp = await buildTestApp();
-});
-after(async () => {
-  await testApp?.close();
-  await closeTestDatabase();
-});
+const testApp = useTestApp();
 
 const tenantApi = () => tenantApiOf(testApp.app);
 

@@ -1,18 +1,9 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
+import { describe, test } from "node:test";
+import { buildTestApp, createTenant, useTestApp } from "../helpers.ts";
 import { apiOf, storedWebhooks, tenantApiOf, unprocessable } from "./webhook-fixtures.ts";
 
-type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
-let testApp: TestApp;
-
-before(async () => {
-  testApp = await buildTestApp();
-});
-after(async () => {
-  await testApp?.close();
-  await closeTestDatabase();
-});
+const testApp = useTestApp();
 
 const tenantApi = () => tenantApiOf(testApp.app);
 
