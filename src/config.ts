@@ -51,6 +51,8 @@ export interface Config {
   readonly uploadMaxTotalBytes: number;
   /** Bytes of uploaded files held in memory across all requests at once; past it, 503. */
   readonly uploadMaxInFlightBytes: number;
+  /** Bytes a second that uploads are read at while other requests are in flight; 0: unpaced. */
+  readonly uploadRateWhileBusy: number;
   /** The service's absolute base URL, without a trailing slash: signed file links start with it. */
   readonly publicUrl: string;
 }
@@ -252,6 +254,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       1_048_576,
       17_179_869_184,
     ),
+    uploadRateWhileBusy: integer(env, "UPLOAD_RATE_WHILE_BUSY", 16_000_000, 0, 10_000_000_000),
     publicUrl: httpUrl(env, "PUBLIC_URL", `http://localhost:${port}`).replace(/\/+$/, ""),
   });
 }

@@ -5,6 +5,7 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/database.ts";
 import type { FileLinks } from "../files/file-links.ts";
 import { UploadBudget } from "../files/upload-budget.ts";
+import { UploadPace } from "../files/upload-pace.ts";
 import { FORM_ID } from "../forms/forms.service.ts";
 import type { HostedPages } from "../hosted/hosted-pages.ts";
 import { fieldRefusalOf, refusalState } from "../hosted/refusal.ts";
@@ -91,10 +92,15 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
     config,
     budget: new UploadBudget(config.uploadMaxInFlightBytes),
     fileWrites: new TaskSlots(FILE_WRITES_AT_ONCE),
+    pace: new UploadPace(config.uploadRateWhileBusy, () => intake.capacity?.inFlight ?? 0),
   };
   // The rest of a body answered early is read, up to the largest body the intake takes, so that
   // the client gets the answer rather than a reset connection.
-  const drainBytes = config.uploadMaxTotalBytes + config.submissionBodyLimitBytes;
+  const drain = {
+    maxBytes: config.uploadMaxTotalBytes + config.submissionBodyLimitBytes,
+    maxMs: DRAIN_MS,
+    pace: uploads.pace,
+  };
   app.decorateRequest("intakeForm", null);
   app.decorateRequest("intakeCountry", null);
   app.decorateRequest("intakeFormKept", false);
@@ -131,7 +137,7 @@ export const intakeRoutes: FastifyPluginAsyncTypebox<{
 
   // Every answer, errors included, so that a page on another origin can read why it was refused.
   app.addHook("onSend", async (request, reply) => {
-    if (request.raw.complete === false) answerWhileDraining(reply, drainBytes, DRAIN_MS);
+    if (request.raw.complete === false) answerWhileDraining(reply, drain);
     reply.header("Vary", "Origin");
     const rule = request.intakeForm ? (request.intakeForm.settings.allowedDomains ?? "") : null;
     const origin = corsOrigin(request.headers.origin, request.host, rule);

@@ -1,19 +1,31 @@
 import type { IncomingMessage } from "node:http";
 import type { FastifyReply } from "fastify";
+import type { UploadPace } from "../files/upload-pace.ts";
+
+/** How much of a body answered early is read, for how long, and how fast. */
+export interface DrainBounds {
+  maxBytes: number;
+  maxMs: number;
+  pace: UploadPace;
+}
 
 /**
- * Reads and discards what is left of a request's body, at most `maxBytes` for at most `maxMs`;
- * true when the body was read to its end. An answer sent before the body was read (a 413, a
- * closed form) must not be followed by closing a connection that still has unread bytes: TCP
- * then resets it, and a client still sending, as a browser uploading a file is, never reads the
- * answer.
+ * Reads and discards what is left of a request's body, at most `maxBytes`, as fast as `pace` lets
+ * it, for at most `maxMs` besides the pace's waits; true when the body was read to its end. An
+ * answer sent before the body was read (a 413, a closed form) must not be followed by closing a
+ * connection that still has unread bytes: TCP then resets it, and a client still sending, as a
+ * browser uploading a file is, never reads the answer.
  */
-export function drainRequest(raw: IncomingMessage, maxBytes: number, maxMs: number) {
+export function drainRequest(raw: IncomingMessage, { maxBytes, maxMs, pace }: DrainBounds) {
   if (raw.complete || raw.destroyed) return Promise.resolve(raw.complete);
   return new Promise<boolean>((resolve) => {
     let bytes = 0;
+    let paced: NodeJS.Timeout | undefined;
+    // The client's time runs out, not ours: each of the pace's waits moves the deadline.
+    let deadline = performance.now() + maxMs;
     const finish = (drained: boolean) => {
       clearTimeout(timer);
+      clearTimeout(paced);
       raw.off("data", discard);
       raw.off("end", ended);
       raw.off("close", closed);
@@ -22,11 +34,26 @@ export function drainRequest(raw: IncomingMessage, maxBytes: number, maxMs: numb
     };
     const discard = (chunk: Buffer) => {
       bytes += chunk.length;
-      if (bytes > maxBytes) finish(false);
+      if (bytes > maxBytes) {
+        finish(false);
+        return;
+      }
+      const delay = pace.delayAfter(chunk.length);
+      if (delay > 0) {
+        deadline += delay;
+        raw.pause();
+        paced = setTimeout(() => raw.resume(), delay);
+      }
     };
     const ended = () => finish(true);
     const closed = () => finish(raw.complete);
-    const timer = setTimeout(() => finish(false), maxMs);
+    let timer: NodeJS.Timeout;
+    const expireAtDeadline = () => {
+      const left = deadline - performance.now();
+      if (left <= 0) finish(false);
+      else timer = setTimeout(expireAtDeadline, left);
+    };
+    timer = setTimeout(expireAtDeadline, maxMs);
     raw.on("data", discard);
     raw.on("end", ended);
     raw.on("close", closed);
@@ -44,9 +71,9 @@ export function drainRequest(raw: IncomingMessage, maxBytes: number, maxMs: numb
  * bounds, or the client gone). Only for a route whose config has `drainsItsBody`, which the app's
  * own early-answer close leaves alone.
  */
-export function answerWhileDraining(reply: FastifyReply, maxBytes: number, maxMs: number) {
+export function answerWhileDraining(reply: FastifyReply, bounds: DrainBounds) {
   const raw = reply.request.raw;
-  void drainRequest(raw, maxBytes, maxMs).then((drained) => {
+  void drainRequest(raw, bounds).then((drained) => {
     if (!drained) raw.socket?.destroy();
   });
 }

@@ -3,6 +3,7 @@ import { createWriteStream } from "node:fs";
 import { type Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Busboy, type BusboyInstance } from "@fastify/busboy";
+import type { UploadPace } from "../files/upload-pace.ts";
 import { AppError, invalid } from "../http/errors.ts";
 import {
   decodeUtf8,
@@ -57,14 +58,15 @@ const fileTooLarge = (field: string, limit: number) =>
  * Reads a multipart body from `source` as it arrives. Fields are collected; each file part is
  * written to a file of its own as it arrives (at most `maxFileBytes`), never held whole in memory,
  * and handed to `handlers.keep`; the next file is not read before that resolves, and the parser,
- * its next file unread, stops reading the body meanwhile. The first refusal stops the reading
- * (the caller drains or closes what is left).
+ * its next file unread, stops reading the body meanwhile, as it does while `pace` says to wait.
+ * The first refusal stops the reading (the caller drains or closes what is left).
  */
 export function readMultipart<F>(
   source: Readable,
   contentType: string,
   limits: MultipartLimits,
   handlers: FileHandlers<F>,
+  pace: UploadPace,
 ): Promise<{ fields: SubmittedFields; files: F[] }> {
   return new Promise((resolve, reject) => {
     const collector = new FieldCollector();
@@ -75,6 +77,14 @@ export function readMultipart<F>(
     let fileCount = 0;
     let settled = false;
     let parser: BusboyInstance;
+    // The body is read while nothing holds it: the parser's backlog, or the pace.
+    let holds = 0;
+    const hold = () => {
+      if (holds++ === 0) source.pause();
+    };
+    const release = () => {
+      if (--holds === 0 && !settled) source.resume();
+    };
 
     // The parser counts each file's bytes as it parses them (`bytesRead`), a truncated one as
     // its limit; what it has parsed is what it was given less what it still holds.
@@ -103,10 +113,13 @@ export function readMultipart<F>(
         return;
       }
       if (!ready) {
-        source.pause();
-        parser.once("drain", () => {
-          if (!settled) source.resume();
-        });
+        hold();
+        parser.once("drain", release);
+      }
+      const delay = pace.delayAfter(chunk.length);
+      if (delay > 0) {
+        hold();
+        setTimeout(release, delay);
       }
     };
     const ended = () => parser.end();

@@ -4,6 +4,7 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/database.ts";
 import type { FileLinks } from "../files/file-links.ts";
 import type { UploadBudget } from "../files/upload-budget.ts";
+import type { UploadPace } from "../files/upload-pace.ts";
 import { type ReceivedFile, receiveFile, UploadSpool } from "../files/uploads.ts";
 import { settingsWithDefaults } from "../forms/form-defaults.ts";
 import { AppError, invalid } from "../http/errors.ts";
@@ -57,6 +58,14 @@ export interface UploadRules {
    * bytes take to write: a burst of uploads taking turns leaves the pool to other requests.
    */
   fileWrites: TaskSlots;
+  /** How fast bodies with files are read while other requests are in flight. */
+  pace: UploadPace;
+}
+
+/** What a request holds until it is answered: bytes of the budget, and its count as an upload. */
+interface Held {
+  bytes: number;
+  upload: (() => void) | null;
 }
 
 interface ReadBody {
@@ -74,9 +83,10 @@ async function readMultipartBody(
   form: IntakeForm,
   uploads: UploadRules,
   spool: UploadSpool,
-  reserved: { bytes: number },
+  held: Held,
 ): Promise<ReadBody> {
-  const { config, budget } = uploads;
+  const { config, budget, pace } = uploads;
+  held.upload = pace.countUpload();
   const declared = Number(request.headers["content-length"]);
   const perFile = Number.isSafeInteger(declared)
     ? Math.min(declared, config.uploadMaxFileBytes)
@@ -94,11 +104,12 @@ async function readMultipartBody(
     {
       beforeFirstFile() {
         if (!budget.reserve(perFile)) throw uploadsBusy();
-        reserved.bytes = perFile;
+        held.bytes = perFile;
       },
       newFile: () => spool.newFile(),
       keep: (arrived) => receiveFile(arrived, compress),
     },
+    pace,
   );
 }
 
@@ -108,13 +119,13 @@ async function readBody(
   form: IntakeForm,
   uploads: UploadRules,
   spool: UploadSpool,
-  reserved: { bytes: number },
+  held: Held,
 ): Promise<ReadBody> {
   const contentType = String(request.headers["content-type"]);
   const mediaType = contentType.split(";")[0]?.trim().toLowerCase();
   let read: ReadBody;
   if (mediaType === "multipart/form-data") {
-    read = await readMultipartBody(request, form, uploads, spool, reserved);
+    read = await readMultipartBody(request, form, uploads, spool, held);
   } else {
     const body = request.body as Buffer | undefined;
     if (!body || body.length === 0) throw invalid("body", "is empty");
@@ -184,12 +195,13 @@ export async function receiveSubmission(
   received: Received,
 ): Promise<{ response: StoredResponse; replayed: boolean }> {
   const spool = new UploadSpool();
-  const reserved = { bytes: 0 };
+  const held: Held = { bytes: 0, upload: null };
   try {
-    const body = await readBody(received.request, received.form, received.uploads, spool, reserved);
+    const body = await readBody(received.request, received.form, received.uploads, spool, held);
     return await acceptSubmission(db, intake, received, body);
   } finally {
-    received.uploads.budget.release(reserved.bytes);
+    received.uploads.budget.release(held.bytes);
+    held.upload?.();
     await spool.dispose();
   }
 }

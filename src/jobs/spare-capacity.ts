@@ -18,6 +18,8 @@ export interface SpareCapacity {
   wait(): Promise<void>;
   /** Whether the latest sample found the instance saturated. */
   readonly saturated: boolean;
+  /** Requests in flight now. */
+  readonly inFlight: number;
   stop(): void;
 }
 
@@ -51,6 +53,9 @@ export function spareCapacity(): SpareCapacity {
     get saturated() {
       return saturated;
     },
+    get inFlight() {
+      return inFlight;
+    },
     stop: () => clearInterval(sampler),
   };
 }
@@ -60,5 +65,6 @@ export const alwaysSpare: SpareCapacity = {
   track() {},
   wait: async () => {},
   saturated: false,
+  inFlight: 0,
   stop() {},
 };

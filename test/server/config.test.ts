@@ -47,6 +47,7 @@ test("defaults: embedded store under ./data, port 3000, 600 requests a minute", 
     uploadMaxFileBytes: 10_485_760,
     uploadMaxTotalBytes: 26_214_400,
     uploadMaxInFlightBytes: 104_857_600,
+    uploadRateWhileBusy: 16_000_000,
     publicUrl: "http://localhost:3000",
   });
 });
@@ -87,6 +88,7 @@ test("every variable is read", () => {
     UPLOAD_MAX_FILE_BYTES: "2000",
     UPLOAD_MAX_TOTAL_BYTES: "5000",
     UPLOAD_MAX_IN_FLIGHT_BYTES: "2000000",
+    UPLOAD_RATE_WHILE_BUSY: "0",
     PUBLIC_URL: "https://forms.example.com/",
   });
   assert.deepEqual(config, {
@@ -128,6 +130,7 @@ test("every variable is read", () => {
     uploadMaxFileBytes: 2000,
     uploadMaxTotalBytes: 5000,
     uploadMaxInFlightBytes: 2_000_000,
+    uploadRateWhileBusy: 0,
     publicUrl: "https://forms.example.com",
   });
   assert.ok(Object.isFrozen(config));
