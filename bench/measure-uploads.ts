@@ -9,7 +9,7 @@ import type { PostgresData } from "./measure-postgres.ts";
 import { ROUNDS } from "./measurement.ts";
 import { peakRssMb, startEmbeddedFormdeck, startFormdeck, startServer } from "./servers.ts";
 import { multipartFile, postUpload } from "./upload-requests.ts";
-import { percentile, timedCalls, uploadBurst } from "./upload-timing.ts";
+import { percentile, timedCalls, timedFor, uploadBurst } from "./upload-timing.ts";
 
 /** The uploads scenarios (issue 11); `--only uploads` selects them. */
 export const UPLOADS = "uploads";
@@ -21,6 +21,7 @@ export interface UploadFigures {
   burstRounds: {
     idleP99Ms: number;
     duringP99Ms: number;
+    idleLists: number;
     lists: number;
     stored: number;
     refused: number;
@@ -41,6 +42,8 @@ export const emptyUploadFigures = (): UploadFigures => ({
   downloadRounds: [],
 });
 
+/** How long forms lists are timed idle before each burst. */
+export const IDLE_SECONDS = 10;
 const DOWNLOADS_PER_RUN = 40;
 const FILE_MB = 10;
 
@@ -119,11 +122,12 @@ export async function measureUploads(
 
     await timedCalls(200, 5, listForms); // warm-up: the list's code compiled before it is timed
     for (let round = 1; round <= ROUNDS; round++) {
-      const idle = await timedCalls(400, 5, listForms);
+      const idle = await timedFor(IDLE_SECONDS, 5, listForms);
       const burst = await uploadBurst(server.origin, formId, listForms);
       const row = {
-        idleP99Ms: percentile(idle.times, 0.99),
+        idleP99Ms: percentile(idle, 0.99),
         duringP99Ms: percentile(burst.times, 0.99),
+        idleLists: idle.length,
         lists: burst.times.length,
         stored: burst.stored,
         refused: burst.refused,

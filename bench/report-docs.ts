@@ -4,6 +4,7 @@ import { DEFAULT_BENCH_DATABASE_URL } from "./bench-database.ts";
 import { WRITES_ORGANIZATION_SIZE } from "./bench-organizations.ts";
 import type { BenchReport } from "./bench-report.ts";
 import { REVOCATIONS } from "./checks.ts";
+import { IDLE_SECONDS } from "./measure-uploads.ts";
 import { FIRST_WARM_UP_SECONDS, formsLabel, ROUNDS } from "./measurement.ts";
 import { ALL_SIZES, DEFAULT_BENCH_REDIS_URL } from "./options.ts";
 import { notificationsMethodology } from "./report-notifications.ts";
@@ -106,10 +107,11 @@ the bench markers is rewritten by every complete run. Raw figures: \`bench/resul
   update; "${SCENARIOS.listSearchOneClient}" with a single connection on the largest organization.
 ${submissionsMethodology(report)}
 - **Uploads** (issue 11; \`--only uploads\`): a PNG of about 1 MB re-encoded
-  (\`imageCompressionType: ["png"]\`), 200 uploads at 20 connections; ${ROUNDS} rounds of 400 forms
-  lists at 5 connections idle, then as many as fit while 50 clients upload a 10 MB file each at
-  once from a process of their own (bench/upload-burst.ts), the p99 of each compared round by
-  round; 10 MB downloads, 40 per run at 4 connections, taking turns over ${ROUNDS} rounds with a
+  (\`imageCompressionType: ["png"]\`), 200 uploads at 20 connections; ${ROUNDS} rounds of forms
+  lists at 5 connections for ${IDLE_SECONDS} s idle, then as many as fit while 50 clients upload a
+  10 MB file each at once from a process of their own (bench/upload-burst.ts), the p99 of each
+  compared round by round (windows of seconds on both sides, so that both catch the machine's
+  periodic hiccups); 10 MB downloads, 40 per run at 4 connections, taking turns over ${ROUNDS} rounds with a
   plain \`node:http\` handler reading the same slices with one prepared statement
   (bench/servers/plain-file.ts); the same burst on the embedded store, its server in a process
   of its own. Peak RSS is the server's \`VmHWM\`.

@@ -22,6 +22,26 @@ export async function timedCalls(total: number, connections: number, call: () =>
 }
 
 /**
+ * Calls `call`, `connections` at a time, for `seconds`: each call's milliseconds. The idle side of
+ * a comparison with a burst lasting seconds: a window as long catches the machine's periodic
+ * hiccups (a checkpoint, a collection) as the burst's window does, which 400 calls in half a
+ * second mostly missed.
+ */
+export async function timedFor(seconds: number, connections: number, call: () => Promise<unknown>) {
+  const times: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  const worker = async () => {
+    while (performance.now() < until) {
+      const started = performance.now();
+      await call();
+      times.push(performance.now() - started);
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  return times;
+}
+
+/**
  * 50 clients upload a 10 MB file each to the form at once, from a process of its own
  * (bench/upload-burst.ts) so that sending 500 MB never stalls the process timing other requests;
  * `during`, when given, is called 5 at a time from the burst's first request to its last answer,
