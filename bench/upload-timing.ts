@@ -5,19 +5,25 @@ import { projectRoot } from "./child-processes.ts";
 export const percentile = (values: readonly number[], p: number) =>
   values.toSorted((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))] ?? 0;
 
-/** Runs `total` calls of `call`, `connections` at a time: each call's milliseconds, and the seconds. */
-export async function timedCalls(total: number, connections: number, call: () => Promise<unknown>) {
+/** Calls `call`, `connections` at a time, while `goOn()` holds: each call's milliseconds. */
+async function timedWhile(connections: number, call: () => Promise<unknown>, goOn: () => boolean) {
   const times: number[] = [];
-  let next = 0;
   const worker = async () => {
-    while (next++ < total) {
+    while (goOn()) {
       const started = performance.now();
       await call();
       times.push(performance.now() - started);
     }
   };
-  const started = performance.now();
   await Promise.all(Array.from({ length: connections }, worker));
+  return times;
+}
+
+/** Runs `total` calls of `call`, `connections` at a time: each call's milliseconds, and the seconds. */
+export async function timedCalls(total: number, connections: number, call: () => Promise<unknown>) {
+  let next = 0;
+  const started = performance.now();
+  const times = await timedWhile(connections, call, () => next++ < total);
   return { times, seconds: (performance.now() - started) / 1000 };
 }
 
@@ -27,18 +33,9 @@ export async function timedCalls(total: number, connections: number, call: () =>
  * hiccups (a checkpoint, a collection) as the burst's window does, which 400 calls in half a
  * second mostly missed.
  */
-export async function timedFor(seconds: number, connections: number, call: () => Promise<unknown>) {
-  const times: number[] = [];
+export function timedFor(seconds: number, connections: number, call: () => Promise<unknown>) {
   const until = performance.now() + seconds * 1000;
-  const worker = async () => {
-    while (performance.now() < until) {
-      const started = performance.now();
-      await call();
-      times.push(performance.now() - started);
-    }
-  };
-  await Promise.all(Array.from({ length: connections }, worker));
-  return times;
+  return timedWhile(connections, call, () => performance.now() < until);
 }
 
 /**
@@ -67,18 +64,7 @@ export async function uploadBurst(origin: string, formId: string, during?: () =>
     }),
   );
   await started;
-  const times: number[] = [];
-  if (during) {
-    await Promise.all(
-      Array.from({ length: 5 }, async () => {
-        while (!over) {
-          const requested = performance.now();
-          await during();
-          times.push(performance.now() - requested);
-        }
-      }),
-    );
-  }
+  const times = during ? await timedWhile(5, during, () => !over) : [];
   await ended;
   const statuses = JSON.parse(output.slice(output.indexOf("\n") + 1)) as Record<string, number>;
   return { times, stored: statuses["201"] ?? 0, refused: statuses["503"] ?? 0, statuses };
