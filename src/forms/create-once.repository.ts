@@ -1,67 +1,85 @@
 import type { Queryable } from "../db/database.ts";
+import { type ItemColumn, statementItems } from "../db/statement-items.ts";
 import type { KeyedRequest, StoredResponse } from "../idempotency/idempotency.service.ts";
-import { NEW_FORM_COLUMNS, type NewFormRow, newFormValues } from "./forms.repository.ts";
+import {
+  NEW_FORM_COLUMNS,
+  NEW_FORM_ITEM,
+  NEW_FORM_VALUES,
+  type NewFormRow,
+} from "./forms.repository.ts";
 
 export interface KeyClaim {
   request: KeyedRequest;
   /** The response the create answers with, stored under the key by the same statement. */
   response: StoredResponse;
-  now: Date;
-  /** Keys created before this have expired: one may be taken over, and up to `purgeLimit` go. */
-  expiredBefore: Date;
+  /** The form created when the claim succeeds: its organization is the request's. */
+  form: NewFormRow;
+}
+
+/** Keys created this long before a statement have expired: one may be taken over, some go. */
+export interface KeyExpiry {
+  lifetimeMs: number;
+  /** Expired keys removed by each statement, so that the table stays bounded. */
   purgeLimit: number;
 }
 
+/** A claim as an item: its key and response, then its form's columns (NEW_FORM_ITEM). */
+const CLAIM_ITEM: readonly ItemColumn<KeyClaim>[] = [
+  { name: "key_organization_in", type: "text", of: (claim) => claim.request.organizationId },
+  { name: "key_in", type: "text", of: (claim) => claim.request.key },
+  { name: "request_hash_in", type: "text", of: (claim) => claim.request.requestHash },
+  { name: "status_in", type: "int", of: (claim) => claim.response.status },
+  { name: "location_in", type: "text", of: (claim) => claim.response.location },
+  { name: "body_in", type: "text", of: (claim) => claim.response.body },
+  ...NEW_FORM_ITEM.map((column) => ({ ...column, of: (claim: KeyClaim) => column.of(claim.form) })),
+];
+
 /**
- * An idempotent create in one statement: the key is claimed with its response already in it
- * (when it is free, or held only by an expired row, which is taken over), the form is inserted
- * only when the claim succeeded, and up to `purgeLimit` expired keys go, other than this one
- * (the statement sees the row it takes over as it was). One statement commits whole or not at
- * all, as the transaction of four did. False when the key was taken: a concurrent claim of it
- * waits until the statement that holds it ends, and then finds it taken too, so only one create
- * runs under a key.
+ * Idempotent creates in one statement: each key is claimed with its response already in it (when
+ * it is free, or held only by an expired row, which is taken over), each form is inserted only
+ * when its claim succeeded, and up to `purgeLimit` expired keys go, other than those claimed here
+ * (the statement sees the rows it takes over as they were). One statement commits whole or not at
+ * all, as the transaction of four round trips it replaced did. For each claim, whether it
+ * succeeded: false when the key was taken. A concurrent claim of a key waits until the statement
+ * that holds it ends, and then finds it taken too, so only one create runs under a key.
  */
-export async function insertFormOnce(
+export async function insertFormsOnce(
   db: Queryable,
-  claim: KeyClaim,
-  form: NewFormRow,
-): Promise<boolean> {
-  const { request, response } = claim;
-  const rows = await db.query<{ created: number }>(
-    `WITH claimed AS (
+  claims: KeyClaim[],
+  expiry: KeyExpiry,
+): Promise<boolean[]> {
+  const item = statementItems(CLAIM_ITEM, claims, 3);
+  const rows = await db.query<{ id: string }>(
+    `WITH item AS (SELECT * FROM ${item.relation}),
+     claimed AS (
        INSERT INTO idempotency_keys (organization_id, key, request_hash, created_at,
          response_status, response_location, response_body)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       SELECT key_organization_in, key_in, request_hash_in, created_at_in::timestamptz, status_in,
+              location_in, body_in FROM item
        ON CONFLICT (organization_id, key) DO UPDATE
          SET request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at,
              response_status = EXCLUDED.response_status,
              response_location = EXCLUDED.response_location,
              response_body = EXCLUDED.response_body
-         WHERE idempotency_keys.created_at < $8
-       RETURNING 1),
+         WHERE idempotency_keys.created_at < $1
+       RETURNING organization_id, key),
      inserted AS (
        INSERT INTO forms (${NEW_FORM_COLUMNS})
-       SELECT $10, $11, $12, $13, $14, $15, $16, $17, $18, $19 WHERE EXISTS (SELECT FROM claimed)
-       RETURNING 1),
+       SELECT ${NEW_FORM_VALUES}
+         FROM item JOIN claimed ON claimed.organization_id = item.key_organization_in
+                               AND claimed.key = item.key_in COLLATE "C"
+       RETURNING id),
      purged AS (
        DELETE FROM idempotency_keys
         WHERE (organization_id, key) IN (
-          SELECT organization_id, key FROM idempotency_keys
-           WHERE created_at < $8 AND NOT (organization_id = $1 AND key = $2)
-           ORDER BY created_at LIMIT $9 FOR UPDATE SKIP LOCKED))
-     SELECT count(*)::int AS created FROM inserted`,
-    [
-      request.organizationId,
-      request.key,
-      request.requestHash,
-      claim.now,
-      response.status,
-      response.location,
-      response.body,
-      claim.expiredBefore,
-      claim.purgeLimit,
-      ...newFormValues(form),
-    ],
+          SELECT organization_id, key FROM idempotency_keys AS expired
+           WHERE created_at < $1 AND NOT EXISTS (
+             SELECT FROM item WHERE item.key_organization_in = expired.organization_id
+                                AND item.key_in COLLATE "C" = expired.key)
+           ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED))
+     SELECT id FROM inserted`,
+    [new Date(Date.now() - expiry.lifetimeMs), expiry.purgeLimit, ...item.params],
   );
-  return rows[0]?.created === 1;
+  const created = new Set(rows.map((row) => row.id));
+  return claims.map((claim) => created.has(claim.form.id));
 }

@@ -1,5 +1,6 @@
 import type { KeyOwner } from "../auth/api-keys.repository.ts";
 import type { Queryable } from "../db/database.ts";
+import { batchesPerStore, StatementBatches } from "../db/statement-batches.ts";
 import {
   KEY_LIFETIME_MS,
   type KeyedRequest,
@@ -8,12 +9,25 @@ import {
   playBack,
   type StoredResponse,
 } from "../idempotency/idempotency.service.ts";
-import { insertFormOnce } from "./create-once.repository.ts";
+import { insertFormsOnce, type KeyClaim } from "./create-once.repository.ts";
 import type { CreateFormInput, FormRecord } from "./forms.schemas.ts";
 import { newFormRow, toFormRecord } from "./forms.service.ts";
 
 /** Claims that may find the key taken, then its row gone (expired meanwhile), before giving up. */
 const ATTEMPTS = 2;
+
+/** The claims that arrive together go as one statement (statement-batches.ts), one per key. */
+const keyedCreates = batchesPerStore(
+  (db) =>
+    new StatementBatches(
+      (claims: KeyClaim[]) =>
+        insertFormsOnce(db, claims, { lifetimeMs: KEY_LIFETIME_MS, purgeLimit: PURGE_BATCH }),
+      {
+        maxItems: 100,
+        keyOf: (claim) => `${claim.request.organizationId} ${claim.request.key}`,
+      },
+    ),
+);
 
 /**
  * Creates the form at most once per organization and key (`Idempotency-Key`), in one statement
@@ -30,20 +44,14 @@ export async function createFormOnce(
   respond: (form: FormRecord) => StoredResponse,
 ): Promise<Outcome> {
   for (let attempt = 1; ; attempt++) {
-    const now = new Date();
-    const row = newFormRow(owner, input, now);
+    const form = newFormRow(owner, input, new Date());
     // As a read right after would give it (READS_CLOSED, src/forms/forms.repository.ts): a new
     // form has no submissions, and its row holds no deadline already passed (nextClosingState
     // turns one into the switch), so the switch alone says whether it is closed.
-    const response = respond(toFormRecord({ ...row, isClosed: row.storedIsClosed }));
-    const claim = {
-      request,
-      response,
-      now,
-      expiredBefore: new Date(now.getTime() - KEY_LIFETIME_MS),
-      purgeLimit: PURGE_BATCH,
-    };
-    if (await insertFormOnce(db, claim, row)) return { response, replayed: false };
+    const response = respond(toFormRecord({ ...form, isClosed: form.storedIsClosed }));
+    if (await keyedCreates(db).submit({ request, response, form })) {
+      return { response, replayed: false };
+    }
     const stored = await playBack(db, request);
     if (stored) return stored;
     if (attempt === ATTEMPTS) throw new Error("idempotency key: taken, then gone, twice");

@@ -21,23 +21,21 @@ export interface Announcement {
  *
  * The count reads `pg_stat_activity`, whose snapshot of every backend was the dearest part of an
  * update (a third of its time in the store): as an uncorrelated subquery under `CASE WHEN`, it runs
- * at most once per statement and only for a row `when` holds for, so that a change no view shows
- * (an endpoint form's) never pays it. Only when other instances listen is the notification sent
- * (it goes out when the transaction commits): NOTIFY makes PostgreSQL commit notifying
- * transactions one at a time, which a single instance need not pay for; `pg_notify`'s void, as
- * text, is the empty string, so that prefixing it to the count sends it as part of the value. An
- * instance that starts listening after the count waits for the writes under way to end before it
- * keeps anything (see FormViewCache). Costs no round trip of its own.
+ * at most once per statement however many rows it writes, and only for a row `when` holds for, so
+ * that a change no view shows (an endpoint form's) never pays it. Only when other instances listen
+ * is the notification sent (it goes out when the transaction commits): NOTIFY makes PostgreSQL
+ * commit notifying transactions one at a time, which a single instance need not pay for;
+ * `pg_notify`'s void, as text, is the empty string, so that prefixing it to the count sends it as
+ * part of the value. An instance that starts listening after the count waits for the writes under
+ * way to end before it keeps anything (see FormViewCache). Costs no round trip of its own.
  */
 export const announceColumn = (first: number, when: string) =>
-  `CASE WHEN ${when} THEN (
-     SELECT CASE WHEN others.listeners > 0
-                 THEN (pg_notify($${first}, $${first + 1})::text || others.listeners)::int
-                 ELSE 0 END
-       FROM (SELECT count(*)::int AS listeners FROM pg_stat_activity
-              WHERE datname = current_database() AND application_name = $${first + 2}
-                AND pid <> $${first + 3}) AS others
-   ) ELSE 0 END AS listeners`;
+  announcing(when, {
+    channel: `$${first}`,
+    payload: `$${first + 1}`,
+    listenerName: `$${first + 2}`,
+    ownPid: `$${first + 3}`,
+  });
 
 export const announceParams = (announcement: Announcement) => [
   announcement.channel,
@@ -45,6 +43,39 @@ export const announceParams = (announcement: Announcement) => [
   announcement.listenerName,
   announcement.ownListenerPid,
 ];
+
+/**
+ * announceColumn for a statement of several changes (statement-items.ts), each with its own
+ * payload, the column `payload_in` of its items. Parameters `$first` to `$first + 2`
+ * (announceEachParams).
+ */
+export const announceEachColumn = (first: number, when: string) =>
+  announcing(when, {
+    channel: `$${first}`,
+    payload: "item.payload_in",
+    listenerName: `$${first + 1}`,
+    ownPid: `$${first + 2}`,
+  });
+
+export const announceEachParams = (announcement: Announcement) => [
+  announcement.channel,
+  announcement.listenerName,
+  announcement.ownListenerPid,
+];
+
+function announcing(
+  when: string,
+  sql: { channel: string; payload: string; listenerName: string; ownPid: string },
+) {
+  // Uncorrelated, so planned as an InitPlan: run once, when first needed; both uses read the
+  // same snapshot of the backends, which a transaction takes once.
+  const listeners = `(SELECT count(*)::int FROM pg_stat_activity
+      WHERE datname = current_database() AND application_name = ${sql.listenerName}
+        AND pid <> ${sql.ownPid})`;
+  return `CASE WHEN ${when} AND ${listeners} > 0
+     THEN (pg_notify(${sql.channel}, ${sql.payload})::text || ${listeners})::int
+     ELSE 0 END AS listeners`;
+}
 
 /** Tells the announcing instance that this one has dropped what `payload` names. */
 export async function confirmChange(db: Queryable, channel: string, payload: string) {

@@ -12,6 +12,7 @@ import {
 } from "../idempotency/idempotency-key.ts";
 import { createFormOnce } from "./create-once.ts";
 import { createExpensiveListGate, expensiveListLimits, ListBusyError } from "./expensive-lists.ts";
+import { updateForm } from "./form-updates.ts";
 import {
   CreateFormBody,
   Form,
@@ -191,7 +192,7 @@ export const formsRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (a
         ),
       },
     },
-    (request) => forms.updateForm(db, request.owner, request.params.formId, request.body),
+    (request) => updateForm(db, request.owner, request.params.formId, request.body),
   );
 
   app.delete(

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { seedForms } from "../../bench/seed-forms.ts";
-import { SEARCH_MATCH_CAP } from "../../src/forms/forms.repository.ts";
+import { SEARCH_MATCH_CAP } from "../../src/forms/form-list.repository.ts";
 import { buildTestApp, closeTestDatabase, createTenant } from "../helpers.ts";
 
 const FORMS = "/api/v1/forms";
