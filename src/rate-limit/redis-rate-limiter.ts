@@ -104,6 +104,9 @@ export function createRedisRateLimiter({
     enableReadyCheck: false,
     retryStrategy: () => RECONNECT_INTERVAL_MS,
     lazyConnect: true,
+    // The counts of the requests parsed in one turn of the event loop go to Redis in one write,
+    // and come back in one: a socket write each cost both processes more than the count itself.
+    enableAutoPipelining: true,
   });
 
   let unavailable = false;
