@@ -7,10 +7,10 @@ export interface BatchOptions<Item> {
    * Items with the same key never share a statement: an `UPDATE … FROM` changes a row once, and
    * an `INSERT … ON CONFLICT DO UPDATE` fails on a row it would change twice. A second item of a
    * key (in the same batch, or one whose key the batch in flight holds) runs at once in a
-   * statement of its own, beside the batch, as it would without batches:
-   * requests on one row at the same time have no order between them, and the store's row lock
-   * makes them take turns (waiting for the next batch instead made one busy row's writes take
-   * turns through round trips: 0.4 times as many a second).
+   * statement of its own, beside the batch, as it would without batches: requests on one row at
+   * the same time have no order between them, and the store's row lock makes them take turns
+   * (waiting for the next batch instead made one busy row's writes take turns through round
+   * trips: 0.4 times as many a second).
    */
   keyOf?: (item: Item) => string;
 }
@@ -33,7 +33,8 @@ interface Waiting<Item, Result> {
  * A statement commits whole or not at all, so a result is only ever given for a committed
  * write. When the store refuses a statement of several items (an error with the store's own
  * code, which rolled it back), each item runs again alone, so that only its own item fails; an
- * unreachable store fails them all, as it would each.
+ * unreachable store, or a statement stopped by its timeout, fails them all, as it would each:
+ * the statement may have committed, and none is repeated.
  */
 export class StatementBatches<Item, Result> {
   private readonly waiting: Waiting<Item, Result>[] = [];
