@@ -182,13 +182,13 @@ interface PageRequest {
  */
 async function listFormPages(
   db: Queryable,
-  shape: PageShape,
+  pagesOfShape: string,
   requests: PageRequest[],
 ): Promise<FormPage[]> {
   const item = statementItems(PAGE_ITEM, requests, 2, true);
   const rows = await db.query<PageRow & { n: number }>(
     `SELECT item.n::int AS n, t.total::int8 AS total, p.*
-       FROM ${item.relation} CROSS JOIN ${pageJoin(shape, ITEM_INPUTS)}`,
+       FROM ${item.relation} CROSS JOIN ${pagesOfShape}`,
     [new Date(), ...item.params],
   );
   const byItem: PageRow[][] = requests.map(() => []);
@@ -202,11 +202,14 @@ const pageBatches = batchesPerStore((db) => {
   for (const byType of [false, true]) {
     for (const sort of ["createdAt", "submissions"] as const) {
       const shape = { byType, bySearch: false, deep: false, sort };
+      // Made once, as PAGE_STATEMENTS are: a statement of the shape only differs by its items.
+      const pagesOfShape = pageJoin(shape, ITEM_INPUTS);
       batches.set(
         shapeKey(shape),
-        new StatementBatches((requests: PageRequest[]) => listFormPages(db, shape, requests), {
-          maxItems: 50,
-        }),
+        new StatementBatches(
+          (requests: PageRequest[]) => listFormPages(db, pagesOfShape, requests),
+          { maxItems: 50 },
+        ),
       );
     }
   }
