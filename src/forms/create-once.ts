@@ -1,5 +1,5 @@
 import type { KeyOwner } from "../auth/api-keys.repository.ts";
-import type { Queryable } from "../db/database.ts";
+import type { Database } from "../db/database.ts";
 import { batchesPerStore, StatementBatches } from "../db/statement-batches.ts";
 import {
   KEY_LIFETIME_MS,
@@ -37,7 +37,7 @@ const keyedCreates = batchesPerStore(
  * route sends it). A request under a key already answered gets that answer back, `replayed`.
  */
 export async function createFormOnce(
-  db: Queryable,
+  db: Database,
   owner: KeyOwner,
   input: CreateFormInput,
   request: KeyedRequest,
