@@ -1,4 +1,4 @@
-import { isStoreUnreachable, type Queryable } from "./database.ts";
+import { type Database, isStoreUnreachable } from "./database.ts";
 
 export interface BatchOptions<Item> {
   /** The most items one statement takes. */
@@ -133,13 +133,13 @@ function refusedByStore(error: unknown): boolean {
 }
 
 /**
- * One set of batches per store, made on first use: a transaction's statements never go through
- * them (they must run on its own connection), only those of the store itself.
+ * One set of batches per store, made on first use. It takes the store itself, never one of its
+ * transactions: a transaction's statements must run on its own connection.
  */
 export function batchesPerStore<Batches extends object>(
-  make: (db: Queryable) => Batches,
-): (db: Queryable) => Batches {
-  const made = new WeakMap<Queryable, Batches>();
+  make: (db: Database) => Batches,
+): (db: Database) => Batches {
+  const made = new WeakMap<Database, Batches>();
   return (db) => {
     let batches = made.get(db);
     if (!batches) {

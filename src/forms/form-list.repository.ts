@@ -1,4 +1,4 @@
-import type { Queryable } from "../db/database.ts";
+import type { Database, Queryable } from "../db/database.ts";
 import { batchesPerStore, StatementBatches } from "../db/statement-batches.ts";
 import { type ItemColumn, statementItems } from "../db/statement-items.ts";
 import { SUBMISSIONS_SQL } from "../submissions/submission-counts.repository.ts";
@@ -222,7 +222,7 @@ const pageBatches = batchesPerStore((db) => {
  * a deep page, whose plan depends on its term or is long, has a statement of its own.
  */
 export async function listFormPage(
-  db: Queryable,
+  db: Database,
   filter: ListFilter,
   sort: ListSort,
   limit: number,

@@ -1,4 +1,4 @@
-import type { Queryable } from "../db/database.ts";
+import type { Database, Queryable } from "../db/database.ts";
 import { batchesPerStore, StatementBatches } from "../db/statement-batches.ts";
 import { type ItemColumn, isoText, statementItems } from "../db/statement-items.ts";
 import {
@@ -226,7 +226,7 @@ export interface FormAccess {
   update(update: FormUpdate): Promise<WrittenFormRow | null>;
 }
 
-export function formsInBatches(db: Queryable): FormAccess {
+export function formsInBatches(db: Database): FormAccess {
   const statements = formStatements(db);
   return {
     find: (key) => statements.find.submit(key),
