@@ -6,12 +6,8 @@ import { insertFormsOnce, type KeyClaim } from "../../src/forms/create-once.repo
 import type { Announcement } from "../../src/forms/form-changes.repository.ts";
 import { FORM_CHANGES_CHANNEL } from "../../src/forms/form-changes.ts";
 import { DEFAULT_SETTINGS } from "../../src/forms/form-defaults.ts";
-import {
-  findForms,
-  insertForms,
-  patchForms,
-  updateForms,
-} from "../../src/forms/form-writes.repository.ts";
+import { patchForms } from "../../src/forms/form-patches.repository.ts";
+import { findForms, insertForms, updateForms } from "../../src/forms/form-writes.repository.ts";
 import { newFormRow } from "../../src/forms/forms.service.ts";
 import { closeTestDatabase, createOrg, testDatabase } from "../helpers.ts";
 
@@ -132,6 +128,85 @@ describe("batched form statements", () => {
     ]);
   });
 
+  test("patchForms applies several changes of one form in turn, each answered as it left the form", async () => {
+    const forms = newForms("T1", "T2");
+    await insertForms(db, forms);
+    const [one, two] = forms.map((form) => form.id) as [string, string];
+    const before = await db.query<{ id: string; revision: string; updated_at: Date }>(
+      "SELECT id, revision::text, updated_at FROM forms WHERE id = ANY($1::text[]) ORDER BY id",
+      [[one, two]],
+    );
+    const patch = (
+      formId: string,
+      name: string | null,
+      settings: Record<string, unknown>,
+      isClosed: boolean | null,
+    ) => ({
+      organizationId: owner.organizationId,
+      formId,
+      name,
+      settings,
+      captchaSecret: null,
+      isClosed,
+      announcement: announcement(`${formId} ${name}`),
+    });
+    const otherOrg = await createOrg("paid");
+    const rows = await patchForms(db, [
+      patch(one, "T1 first", { submitButtonText: "One" }, null),
+      patch(two, null, { submitButtonText: "Two" }, true),
+      patch(one, null, { respondentEmailSubject: "Thanks" }, true),
+      // The same id under another organization: not its form.
+      { ...patch(one, "Stolen", {}, null), organizationId: otherOrg.id },
+      patch(one, "T1 third", {}, false),
+      // Reopening under a limit ends the form's chain: it and the items after it wait for the lock.
+      patch(two, null, { limitResponses: true, maxResponses: 0 }, false),
+      patch(two, "T2 after the refusal", {}, null),
+    ]);
+    assert.deepEqual(
+      rows.map(
+        (row) =>
+          row && [
+            row.id,
+            row.name,
+            row.storedIsClosed,
+            row.settings.submitButtonText,
+            row.settings.respondentEmailSubject,
+          ],
+      ),
+      [
+        [one, "T1 first", false, "One", DEFAULT_SETTINGS.respondentEmailSubject],
+        [two, "T2", true, "Two", DEFAULT_SETTINGS.respondentEmailSubject],
+        [one, "T1 first", true, "One", "Thanks"],
+        null,
+        [one, "T1 third", false, "One", "Thanks"],
+        null,
+        null,
+      ],
+    );
+    const [first, , third, , fifth] = rows as NonNullable<(typeof rows)[number]>[];
+    assert.ok(first && third && fifth);
+    // Each change its own instant, in the order they were applied.
+    assert.ok(first.updatedAt < third.updatedAt && third.updatedAt < fifth.updatedAt);
+    const after = await db.query<{ id: string; revision: string; updated_at: Date }>(
+      "SELECT id, revision::text, updated_at FROM forms WHERE id = ANY($1::text[]) ORDER BY id",
+      [[one, two]],
+    );
+    const revisions = new Map(before.map((row) => [row.id, BigInt(row.revision)]));
+    const counted = new Map(
+      after.map((row) => [row.id, BigInt(row.revision) - (revisions.get(row.id) ?? 0n)]),
+    );
+    // Each change counts, though the statement wrote each form's row once.
+    assert.deepEqual([counted.get(one), counted.get(two)], [3n, 1n]);
+    assert.equal(
+      after.find((row) => row.id === one)?.updated_at.getTime(),
+      fifth.updatedAt.getTime(),
+    );
+    assert.deepEqual(await stored([one, two]), [
+      { name: "T1 third", isClosed: false },
+      { name: "T2", isClosed: true },
+    ]);
+  });
+
   test("updateForms writes an item only if its row is still at the version read", async () => {
     const forms = newForms("U1", "U2");
     await insertForms(db, forms);
@@ -225,27 +300,34 @@ describe("batched form statements", () => {
     });
     try {
       await connected;
-      const items = forms.map((form) => ({
+      const change = (form: (typeof forms)[number], name: string) => ({
         organizationId: owner.organizationId,
         formId: form.id,
-        name: `${form.name} renamed`,
+        name,
         settings: {},
         captchaSecret: null,
         isClosed: null,
         announcement: {
-          ...announcement(`change of ${form.name}`),
+          ...announcement(`change of ${name}`),
           listenerName: `listen:${FORM_CHANGES_CHANNEL}`,
         },
-      }));
+      });
+      const [n1, n2] = forms as [(typeof forms)[number], (typeof forms)[number]];
+      // N1 twice: its changes are applied in turn by one statement, each announced.
+      const items = [change(n1, "N1 renamed"), change(n2, "N2 renamed"), change(n1, "N1 again")];
       await patchForms(db, items);
       // Other suites' instances may listen on the same database too.
       assert.ok(items.every((item) => item.announcement.listeners >= 1));
       const deadline = Date.now() + 5_000;
       const ours = () => heard.filter((payload) => payload.startsWith("change of N"));
-      while (ours().length < 2 && Date.now() < deadline) {
+      while (ours().length < 3 && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      assert.deepEqual(ours().sort(), ["change of N1", "change of N2"]);
+      assert.deepEqual(ours().sort(), [
+        "change of N1 again",
+        "change of N1 renamed",
+        "change of N2 renamed",
+      ]);
     } finally {
       await stop();
     }
