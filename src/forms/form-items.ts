@@ -50,6 +50,33 @@ export function announced(
   });
 }
 
+/** announced, for a statement whose rows are found by their form's id (one per form). */
+export const announcedById = (
+  rows: Announced[],
+  items: { formId: string; announcement: Announcement }[],
+) =>
+  announced(
+    byId(
+      rows,
+      items.map((item) => item.formId),
+    ),
+    items,
+  );
+
+/**
+ * What every write of a form's row changes besides its content, as [column, value] from the row
+ * `stored`: its revision counts the write, and updated_at moves forward even when two writes land
+ * within one millisecond ($1 is the statement's instant).
+ */
+export const nextVersion = (stored: string): [string, string][] => [
+  ["revision", `${stored}.revision + 1`],
+  ["updated_at", `GREATEST($1, ${stored}.updated_at + interval '1 millisecond')`],
+];
+
+/** [column, value] pairs as an UPDATE's SET list. */
+export const assignments = (state: [string, string][]) =>
+  state.map(([column, value]) => `${column} = ${value}`).join(", ");
+
 /** The announcement's parameters, which every item of a statement shares but its payload. */
 export const sharedAnnouncement = (items: { announcement: Announcement }[]) =>
   announceEachParams((items[0] as { announcement: Announcement }).announcement);

@@ -5,9 +5,11 @@ import type { FormSettings } from "./form-defaults.ts";
 import {
   type Announced,
   announced,
-  byId,
+  announcedById,
+  assignments,
   FORM_KEY,
   type FormKey,
+  nextVersion,
   PAYLOAD,
   sharedAnnouncement,
 } from "./form-items.ts";
@@ -64,15 +66,11 @@ const nextState = (stored: string, item: string): [string, string][] => [
     `CASE WHEN ${item}.is_closed_in IS NOT NULL AND ${stored}.auto_close_at <= $1
           THEN NULL ELSE ${stored}.auto_close_at END`,
   ],
-  ["revision", `${stored}.revision + 1`],
-  // updated_at moves forward even when two changes land within one millisecond.
-  ["updated_at", `GREATEST($1, ${stored}.updated_at + interval '1 millisecond')`],
+  ...nextVersion(stored),
 ];
 
 const STATE_COLUMNS = nextState("", "").map(([column]) => column);
 
-const assignments = (state: [string, string][]) =>
-  state.map(([column, value]) => `${column} = ${value}`).join(", ");
 const selections = (state: [string, string][]) =>
   state.map(([column, value]) => `${value} AS ${column}`).join(", ");
 const columnsOf = (relation: string) =>
@@ -98,13 +96,7 @@ async function patchEach(db: Queryable, patches: FormPatch[]) {
                 ${announceEachColumn(2 + FORM_PATCH.length, HOSTED)}`,
     [new Date(), ...item.params, ...sharedAnnouncement(patches)],
   );
-  return announced(
-    byId(
-      rows,
-      patches.map((patch) => patch.formId),
-    ),
-    patches,
-  );
+  return announcedById(rows, patches);
 }
 
 /**

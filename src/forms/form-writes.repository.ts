@@ -5,10 +5,12 @@ import { type Announcement, announceEachColumn } from "./form-changes.repository
 import type { FormSettings } from "./form-defaults.ts";
 import {
   type Announced,
-  announced,
+  announcedById,
+  assignments,
   byId,
   FORM_KEY,
   type FormKey,
+  nextVersion,
   PAYLOAD,
   sharedAnnouncement,
 } from "./form-items.ts";
@@ -92,12 +94,10 @@ export async function updateForms(
 ): Promise<(WrittenFormRow | null)[]> {
   const item = statementItems(FORM_UPDATE, updates, 2);
   const rows = await db.query<Announced>(
-    // updated_at moves forward even when two updates land within one millisecond.
     `UPDATE forms SET name = item.name_in, is_closed = item.is_closed_in,
             auto_close_at = item.auto_close_at_in::timestamptz, settings = item.settings_in::jsonb,
             captcha_secret = COALESCE(item.captcha_secret_in, captcha_secret),
-            revision = revision + 1,
-            updated_at = GREATEST($1, updated_at + interval '1 millisecond')
+            ${assignments(nextVersion("forms"))}
        FROM ${item.relation}
       WHERE organization_id = item.organization_id_in AND id = item.id_in
         AND (item.version_in IS NULL OR forms.xmin = item.version_in::xid)
@@ -105,13 +105,7 @@ export async function updateForms(
                 ${announceEachColumn(2 + FORM_UPDATE.length, HOSTED)}`,
     [new Date(), ...item.params, ...sharedAnnouncement(updates)],
   );
-  return announced(
-    byId(
-      rows,
-      updates.map((update) => update.formId),
-    ),
-    updates,
-  );
+  return announcedById(rows, updates);
 }
 
 /** Most items per statement: enough for every connection of a busy instance at once. */

@@ -35,6 +35,22 @@ const announcement = (payload: string): Announcement => ({
   listeners: -1,
 });
 
+/** A patch of the test organization's form, announced under its id and name. */
+const formPatch = (
+  formId: string,
+  name: string | null,
+  settings: Record<string, unknown>,
+  isClosed: boolean | null,
+) => ({
+  organizationId: owner.organizationId,
+  formId,
+  name,
+  settings,
+  captchaSecret: null,
+  isClosed,
+  announcement: announcement(`${formId} ${name}`),
+});
+
 /** The stored name and closing switch of each form, as a plain read gives them. */
 async function stored(ids: string[]) {
   const rows = await db.query<{ id: string; name: string; is_closed: boolean }>(
@@ -97,15 +113,8 @@ describe("batched form statements", () => {
         announcement: announcement("p3 first"),
       },
     ]);
-    const patch = (formId: string, name: string | null, isClosed: boolean | null) => ({
-      organizationId: owner.organizationId,
-      formId,
-      name,
-      settings: { submitButtonText: `Send ${name}` },
-      captchaSecret: null,
-      isClosed,
-      announcement: announcement(`${formId} ${name}`),
-    });
+    const patch = (formId: string, name: string | null, isClosed: boolean | null) =>
+      formPatch(formId, name, { submitButtonText: `Send ${name}` }, isClosed);
     const rows = await patchForms(db, [
       patch(two, "P2 renamed", true),
       patch("form_missingmissingmissing1", "Nobody", null),
@@ -136,31 +145,17 @@ describe("batched form statements", () => {
       "SELECT id, revision::text, updated_at FROM forms WHERE id = ANY($1::text[]) ORDER BY id",
       [[one, two]],
     );
-    const patch = (
-      formId: string,
-      name: string | null,
-      settings: Record<string, unknown>,
-      isClosed: boolean | null,
-    ) => ({
-      organizationId: owner.organizationId,
-      formId,
-      name,
-      settings,
-      captchaSecret: null,
-      isClosed,
-      announcement: announcement(`${formId} ${name}`),
-    });
     const otherOrg = await createOrg("paid");
     const rows = await patchForms(db, [
-      patch(one, "T1 first", { submitButtonText: "One" }, null),
-      patch(two, null, { submitButtonText: "Two" }, true),
-      patch(one, null, { respondentEmailSubject: "Thanks" }, true),
+      formPatch(one, "T1 first", { submitButtonText: "One" }, null),
+      formPatch(two, null, { submitButtonText: "Two" }, true),
+      formPatch(one, null, { respondentEmailSubject: "Thanks" }, true),
       // The same id under another organization: not its form.
-      { ...patch(one, "Stolen", {}, null), organizationId: otherOrg.id },
-      patch(one, "T1 third", {}, false),
+      { ...formPatch(one, "Stolen", {}, null), organizationId: otherOrg.id },
+      formPatch(one, "T1 third", {}, false),
       // Reopening under a limit ends the form's chain: it and the items after it wait for the lock.
-      patch(two, null, { limitResponses: true, maxResponses: 0 }, false),
-      patch(two, "T2 after the refusal", {}, null),
+      formPatch(two, null, { limitResponses: true, maxResponses: 0 }, false),
+      formPatch(two, "T2 after the refusal", {}, null),
     ]);
     assert.deepEqual(
       rows.map(
