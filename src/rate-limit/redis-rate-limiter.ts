@@ -1,4 +1,5 @@
 import { Redis } from "ioredis";
+import { coalescedCounts } from "./coalesced-counts.ts";
 import { decideFromCount, fixedWindowAt } from "./fixed-window.ts";
 import { createMemoryRateLimiter } from "./memory-rate-limiter.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
@@ -21,12 +22,12 @@ export interface RedisRateLimiterOptions {
   fallback?: RateLimiter;
 }
 
-// INCR and PEXPIRE in one script: concurrent requests from every instance see one count,
+// INCRBY and PEXPIRE in one script: concurrent requests from every instance see one count,
 // and no key is ever left behind without an expiry.
 const INCREMENT_SCRIPT = `
-local count = redis.call("INCR", KEYS[1])
-if count == 1 then
-  redis.call("PEXPIRE", KEYS[1], ARGV[1])
+local count = redis.call("INCRBY", KEYS[1], ARGV[1])
+if count == tonumber(ARGV[1]) then
+  redis.call("PEXPIRE", KEYS[1], ARGV[2])
 end
 return count`;
 
@@ -108,6 +109,10 @@ export function createRedisRateLimiter({
     // and come back in one: a socket write each cost both processes more than the count itself.
     enableAutoPipelining: true,
   });
+  // And the requests of one turn that share a bucket are one increment.
+  const count = coalescedCounts(async (key, amount, expiryMs) =>
+    Number(await redis.eval(INCREMENT_SCRIPT, 1, key, amount, expiryMs)),
+  );
 
   let unavailable = false;
   let retryRedisAt = 0;
@@ -146,12 +151,12 @@ export function createRedisRateLimiter({
       const window = fixedWindowAt(nowMs, windowSeconds);
       const key = `${keyPrefix}:${bucket}:${window.index}`;
       try {
-        const count = await answeredWithin(
+        const counted = await answeredWithin(
           COMMAND_TIMEOUT_MS,
-          redis.eval(INCREMENT_SCRIPT, 1, key, window.endMs - nowMs + EXPIRY_SLACK_MS),
+          count(key, window.endMs - nowMs + EXPIRY_SLACK_MS),
         );
         reportAvailable();
-        return decideFromCount(Number(count), max, window, nowMs);
+        return decideFromCount(counted, max, window, nowMs);
       } catch (err) {
         reportUnavailable(err);
         return fallback.consume(bucket, max);
