@@ -42,6 +42,13 @@ export interface RunSpec {
 export const ROUNDS = 3;
 
 /**
+ * Rounds of the list comparison that the key-check targets read: a share of 10 or 15 % is a
+ * small difference between two servers, smaller than the pace of this machine moves from one
+ * round to the next (three rounds read the Redis limiter's share anywhere from 3 to 26 %).
+ */
+export const KEY_CHECK_ROUNDS = 5;
+
+/**
  * Seconds of load, not counted, that a server takes on a scenario before the scenario's first
  * compared round. V8 goes on compiling a server's paths for about 15 s of load: measured at a
  * fixed 1,200 submissions a second, formdeck's CPU per submission fell from 369 us to 210 us over

@@ -5,7 +5,7 @@ import { WRITES_ORGANIZATION_SIZE } from "./bench-organizations.ts";
 import type { BenchReport } from "./bench-report.ts";
 import { REVOCATIONS } from "./checks.ts";
 import { IDLE_SECONDS } from "./measure-uploads.ts";
-import { FIRST_WARM_UP_SECONDS, formsLabel, ROUNDS } from "./measurement.ts";
+import { FIRST_WARM_UP_SECONDS, formsLabel, KEY_CHECK_ROUNDS, ROUNDS } from "./measurement.ts";
 import { ALL_SIZES, DEFAULT_BENCH_REDIS_URL } from "./options.ts";
 import { notificationsMethodology } from "./report-notifications.ts";
 import { exportTable, submissionsMethodology } from "./report-submissions.ts";
@@ -69,7 +69,9 @@ the bench markers is rewritten by every complete run. Raw figures: \`bench/resul
   connections to one form, so that the row lock and formdeck's retry after a concurrent write
   decide; get by id reads the ${formsLabel(ALL_SIZES[0])}-form organization's forms in turn.
 - **Medians of rounds.** Every run that a ratio target compares (across servers, or across sizes
-  for the p50 growth) is made ${ROUNDS} times, the runs taking turns within each round, so that
+  for the p50 growth) is made ${ROUNDS} times (the list at the smallest size, which the key-check
+  shares read, ${KEY_CHECK_ROUNDS} times: those shares are a few percent, less than the machine's
+  pace moves between rounds), the runs taking turns within each round, so that
   a burst of noise on the machine meets every side. A target's value is the ratio of the medians;
   beside it, the lowest and highest of the round-by-round ratios: when that spread straddles the
   limit, noise decides the result, not the code. The runs table shows each median run and the
