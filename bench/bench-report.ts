@@ -22,7 +22,7 @@ export interface BenchReport {
     connections: number;
     /** As given to --sizes. */
     sizes: string;
-    /** Node flags of the formdeck processes: those of `npm start`. */
+    /** Environment and Node flags of the formdeck processes: those of `npm start`. */
     formdeckNodeFlags: string;
     only: string | null;
     /** Submissions of the form the list, search, export and retention runs read. */

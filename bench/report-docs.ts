@@ -77,7 +77,7 @@ the bench markers is rewritten by every complete run. Raw figures: \`bench/resul
   limit, noise decides the result, not the code. The runs table shows each median run and the
   rounds' lowest to highest throughput. Runs no target compares are made once.
 - **Servers**, side by side on the same data:
-  - _formdeck_: \`node src/server.ts\` with the Node flags of \`npm start\`
+  - _formdeck_: \`node src/server.ts\` with the environment and Node flags of \`npm start\`
     (\`${settings.formdeckNodeFlags || "none"}\`), on PostgreSQL, in-process rate limiter,
     \`LOG_LEVEL=warn\`, a quota no run reaches;
   - _formdeck with Redis_: the same with \`REDIS_URL\` set (\`BENCH_REDIS_URL\`): the Redis rate

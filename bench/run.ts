@@ -16,7 +16,7 @@ import { evaluateNotificationTargets } from "./notification-targets.ts";
 import { type BenchOptions, isCompleteRun, parseOptions, USAGE, UsageError } from "./options.ts";
 import { preparePostgres } from "./prepare-postgres.ts";
 import { measurementsTable, targetsTable, textTable } from "./report-table.ts";
-import { npmStartNodeFlags } from "./servers.ts";
+import { npmStartSettings } from "./servers.ts";
 import type { SubmissionFigures } from "./submission-scenarios.ts";
 import { evaluateSubmissionTargets } from "./submission-targets.ts";
 import { evaluateTargets } from "./targets.ts";
@@ -72,7 +72,7 @@ async function bench(options: BenchOptions): Promise<boolean> {
       warmupSeconds: options.warmupSeconds,
       connections: options.connections,
       sizes: options.sizes.join(","),
-      formdeckNodeFlags: (await npmStartNodeFlags()).join(" "),
+      formdeckNodeFlags: await npmStartSettings(),
       only: options.only,
       submissions: options.submissions,
     },

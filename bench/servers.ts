@@ -27,20 +27,40 @@ export interface RunningServer {
 }
 
 /**
- * The Node flags `npm start` runs formdeck with (package.json), so that the bench measures it as
- * deployed. Its `--env-file` is left out: the bench sets every variable a server reads.
+ * The environment and Node flags `npm start` runs formdeck with (package.json), so that the bench
+ * measures it as deployed. Its `--env-file` is left out: the bench sets every variable a server
+ * reads.
  */
-export async function npmStartNodeFlags(): Promise<string[]> {
+export async function npmStartCommand(): Promise<{
+  env: Record<string, string>;
+  nodeFlags: string[];
+}> {
   const manifest = JSON.parse(await readFile(path.join(projectRoot, "package.json"), "utf8"));
+  const words = String(manifest.scripts?.start ?? "").split(/\s+/);
+  const env: Record<string, string> = {};
+  // Leading NAME=value words are the environment the shell gives node.
+  while (/^[A-Z_]+=/.test(words[0] ?? "")) {
+    const [name, value] = (words.shift() as string).split("=", 2) as [string, string];
+    env[name] = value;
+  }
   // `exec` hands the shell's process to node, so that signals reach the server.
-  const words = String(manifest.scripts?.start ?? "")
-    .split(/\s+/)
-    .filter((word) => word !== "exec");
+  if (words[0] === "exec") words.shift();
   const script = words.indexOf("src/server.ts");
   if (words[0] !== "node" || script === -1) {
-    throw new Error(`package.json: "start" is not "[exec] node [flags] src/server.ts" any more`);
+    throw new Error(
+      `package.json: "start" is not "[NAME=value …] [exec] node [flags] src/server.ts"`,
+    );
   }
-  return words.slice(1, script).filter((flag) => !flag.startsWith("--env-file"));
+  const nodeFlags = words.slice(1, script).filter((flag) => !flag.startsWith("--env-file"));
+  return { env, nodeFlags };
+}
+
+/** The same as one line: `NAME=value … --flag …`. */
+export async function npmStartSettings(): Promise<string> {
+  const { env, nodeFlags } = await npmStartCommand();
+  return [...Object.entries(env).map(([name, value]) => `${name}=${value}`), ...nodeFlags].join(
+    " ",
+  );
 }
 
 export async function startServer(
@@ -72,11 +92,19 @@ const FORMDECK_ENV = {
   INTAKE_RATE_LIMIT_MAX: "1000000000",
 };
 
-export const startFormdeckProcess = async (
+export async function startFormdeckProcess(
   name: ServerName,
   script: string,
   env: Record<string, string>,
-) => startServer(name, script, { ...FORMDECK_ENV, ...env }, await npmStartNodeFlags());
+) {
+  const npmStart = await npmStartCommand();
+  return startServer(
+    name,
+    script,
+    { ...npmStart.env, ...FORMDECK_ENV, ...env },
+    npmStart.nodeFlags,
+  );
+}
 
 /** formdeck as deployed on PostgreSQL: src/server.ts, in-process rate limiter (no REDIS_URL). */
 export const startFormdeck = (databaseUrl: string) =>
