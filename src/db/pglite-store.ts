@@ -76,7 +76,7 @@ const storeExists = (dataDir: string) =>
 
 /**
  * The store's thread keeps little alive from one statement to the next: its rows and parameters
- * are passed on and dropped. Semi-spaces of 1 MB instead of the process's (8 MB with npm start)
+ * are passed on and dropped. Semi-spaces of 1 MB instead of the process's (4 MB with npm start)
  * kept 20 to 30 MB less resident through the embedded bench's loads (docs/decisions.md).
  */
 const STORE_THREAD_SEMI_SPACE_MB = 1;
