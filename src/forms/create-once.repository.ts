@@ -1,5 +1,6 @@
 import type { Queryable } from "../db/database.ts";
 import { type ItemColumn, statementItems } from "../db/statement-items.ts";
+import { PURGED_PER_STATEMENT } from "../idempotency/idempotency.repository.ts";
 import type { KeyedRequest, StoredResponse } from "../idempotency/idempotency.service.ts";
 import {
   NEW_FORM_COLUMNS,
@@ -19,8 +20,6 @@ export interface KeyClaim {
 /** Keys created this long before a statement have expired: one may be taken over, some go. */
 export interface KeyExpiry {
   lifetimeMs: number;
-  /** Expired keys removed by each statement, so that the table stays bounded. */
-  purgeLimit: number;
 }
 
 /** A claim as an item: its key and response, then its form's columns (NEW_FORM_ITEM). */
@@ -37,7 +36,7 @@ const CLAIM_ITEM: readonly ItemColumn<KeyClaim>[] = [
 /**
  * Idempotent creates in one statement: each key is claimed with its response already in it (when
  * it is free, or held only by an expired row, which is taken over), each form is inserted only
- * when its claim succeeded, and up to `purgeLimit` expired keys go, other than those claimed here
+ * when its claim succeeded, and up to PURGED_PER_STATEMENT expired keys go, other than those claimed here
  * (the statement sees the rows it takes over as they were). One statement commits whole or not at
  * all, as the transaction of four round trips it replaced did. For each claim, whether it
  * succeeded: false when the key was taken. A concurrent claim of a key waits until the statement
@@ -48,7 +47,7 @@ export async function insertFormsOnce(
   claims: KeyClaim[],
   expiry: KeyExpiry,
 ): Promise<boolean[]> {
-  const item = statementItems(CLAIM_ITEM, claims, 3);
+  const item = statementItems(CLAIM_ITEM, claims, 2);
   const rows = await db.query<{ id: string }>(
     `WITH item AS (SELECT * FROM ${item.relation}),
      claimed AS (
@@ -76,9 +75,9 @@ export async function insertFormsOnce(
            WHERE created_at < $1 AND NOT EXISTS (
              SELECT FROM item WHERE item.key_organization_in = expired.organization_id
                                 AND item.key_in COLLATE "C" = expired.key)
-           ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED))
+           ORDER BY created_at LIMIT ${PURGED_PER_STATEMENT} FOR UPDATE SKIP LOCKED))
      SELECT id FROM inserted`,
-    [new Date(Date.now() - expiry.lifetimeMs), expiry.purgeLimit, ...item.params],
+    [new Date(Date.now() - expiry.lifetimeMs), ...item.params],
   );
   const created = new Set(rows.map((row) => row.id));
   return claims.map((claim) => created.has(claim.form.id));

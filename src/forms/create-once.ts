@@ -5,7 +5,6 @@ import {
   KEY_LIFETIME_MS,
   type KeyedRequest,
   type Outcome,
-  PURGE_BATCH,
   playBack,
   type StoredResponse,
 } from "../idempotency/idempotency.service.ts";
@@ -20,8 +19,7 @@ const ATTEMPTS = 2;
 const keyedCreates = batchesPerStore(
   (db) =>
     new StatementBatches(
-      (claims: KeyClaim[]) =>
-        insertFormsOnce(db, claims, { lifetimeMs: KEY_LIFETIME_MS, purgeLimit: PURGE_BATCH }),
+      (claims: KeyClaim[]) => insertFormsOnce(db, claims, { lifetimeMs: KEY_LIFETIME_MS }),
       {
         maxItems: 100,
         keyOf: (claim) => `${claim.request.organizationId} ${claim.request.key}`,

@@ -13,8 +13,6 @@ export type { KeyedRequest, StoredResponse } from "./idempotency.repository.ts";
 
 /** How long a key is kept: a request repeated within this time is answered from the store. */
 export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
-/** Expired keys removed by each request that stores one, so that the table stays bounded. */
-export const PURGE_BATCH = 100;
 
 export interface Outcome {
   response: StoredResponse;
@@ -56,7 +54,7 @@ export function respondOnce(
     const expiredBefore = new Date(now.getTime() - KEY_LIFETIME_MS);
     if (await claimKey(tx, request, now, expiredBefore)) {
       const response = await work(tx);
-      await storeResponse(tx, request, response, expiredBefore, PURGE_BATCH);
+      await storeResponse(tx, request, response, expiredBefore);
       return { response, replayed: false };
     }
     // The claim locked the committed row, so it is still here and complete.
