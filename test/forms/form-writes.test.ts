@@ -9,7 +9,6 @@ import { DEFAULT_SETTINGS } from "../../src/forms/form-defaults.ts";
 import { patchForms } from "../../src/forms/form-patches.repository.ts";
 import { findForms, insertForms, updateForms } from "../../src/forms/form-writes.repository.ts";
 import { newFormRow } from "../../src/forms/forms.service.ts";
-import { storeResponse } from "../../src/idempotency/idempotency.repository.ts";
 import { closeTestDatabase, createOrg, testDatabase } from "../helpers.ts";
 
 // The statements that take many forms' writes at once (statement-batches.ts), each given
@@ -278,44 +277,6 @@ describe("batched form statements", () => {
       { key: "key b", response_body: '{"name":"Keyed B"}' },
       { key: "key held", response_body: '{"name":"First under the key"}' },
     ]);
-  });
-
-  test("the statements that store a key are planned once per connection, not on every run", {
-    skip: !process.env.DATABASE_URL && "PGlite prepares no named statements",
-  }, async () => {
-    // PostgreSQL plans a prepared statement's first five runs with their values, then keeps one
-    // plan if it is not costlier: a LIMIT given as a parameter made it plan every run anew.
-    let statements: { statement: string; generic: number }[] = [];
-    // Rolled back at the end: the day of keys must not stay for other tests to purge.
-    const rollBack = new Error("rolled back");
-    const run = db.transaction(async (tx) => {
-      // A busy day's keys, none expired yet: the table the plans are costed on.
-      await tx.query(
-        `INSERT INTO idempotency_keys (organization_id, key, request_hash, created_at)
-         SELECT $1, 'busy ' || n, 'hash', now() - n * interval '400 milliseconds'
-           FROM generate_series(1, 200000) AS n`,
-        [owner.organizationId],
-      );
-      for (let i = 0; i < 8; i++) {
-        const first = claim(`planned ${i}a`, `Planned ${i}a`);
-        await insertFormsOnce(tx, [first, claim(`planned ${i}b`, `Planned ${i}b`)], expiry);
-        await storeResponse(tx, first.request, first.response, new Date(0));
-      }
-      // Those this connection ran at least eight times: the two above.
-      statements = await tx.query<{ statement: string; generic: number }>(
-        `SELECT left(statement, 40) AS statement, generic_plans::int AS generic
-           FROM pg_prepared_statements
-          WHERE statement LIKE 'WITH %' AND statement LIKE '%DELETE FROM idempotency_keys%'
-            AND generic_plans + custom_plans >= 8
-          ORDER BY statement`,
-      );
-      throw rollBack;
-    });
-    await assert.rejects(run, rollBack);
-    assert.equal(statements.length, 2, JSON.stringify(statements));
-    for (const { statement, generic } of statements) {
-      assert.ok(generic >= 3, `${statement}: ${generic} runs with the kept plan`);
-    }
   });
 
   test("each item of a statement announces its own change to the instances that listen", {
