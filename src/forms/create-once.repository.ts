@@ -36,11 +36,11 @@ const CLAIM_ITEM: readonly ItemColumn<KeyClaim>[] = [
 /**
  * Idempotent creates in one statement: each key is claimed with its response already in it (when
  * it is free, or held only by an expired row, which is taken over), each form is inserted only
- * when its claim succeeded, and up to PURGED_PER_STATEMENT expired keys go, other than those claimed here
- * (the statement sees the rows it takes over as they were). One statement commits whole or not at
- * all, as the transaction of four round trips it replaced did. For each claim, whether it
- * succeeded: false when the key was taken. A concurrent claim of a key waits until the statement
- * that holds it ends, and then finds it taken too, so only one create runs under a key.
+ * when its claim succeeded, and up to PURGED_PER_STATEMENT expired keys go, other than those
+ * claimed here (the statement sees the rows it takes over as they were). One statement commits
+ * whole or not at all, as the transaction of four round trips it replaced did. For each claim,
+ * whether it succeeded: false when the key was taken. A concurrent claim of a key waits until the
+ * statement that holds it ends, and then finds it taken too, so only one create runs under a key.
  */
 export async function insertFormsOnce(
   db: Queryable,
