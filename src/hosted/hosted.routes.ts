@@ -110,7 +110,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{
         reply
           .type(svg ? type : `${type}; charset=utf-8`)
           .header("Cache-Control", "public, max-age=300")
-          .send(asset.body),
+          .send(await asset.body()),
     );
   }
 };

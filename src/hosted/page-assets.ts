@@ -1,24 +1,10 @@
 import { readFileSync } from "node:fs";
-import { stripTypeScriptTypes } from "node:module";
 import { FORM_SCRIPT_PATH } from "./form-page.ts";
 import { ICON_PATH } from "./layout.ts";
+import { stripTypesInThread } from "./strip-types-thread.ts";
 
 /** Where the page's script imports the answer rules from (./answer-rules.js beside it). */
 export const ANSWER_RULES_PATH = "/assets/answer-rules.js";
-
-/**
- * Node's type stripping, without its one-time "experimental" warning: the server's output is its
- * JSON log lines, and the feature is stable in use (the same one that runs our own .ts files).
- */
-function stripQuietly(source: string): string {
-  const emitWarning = process.emitWarning;
-  process.emitWarning = () => {};
-  try {
-    return stripTypeScriptTypes(source);
-  } finally {
-    process.emitWarning = emitWarning;
-  }
-}
 
 /**
  * A module of ours as the browser needs it: lines that hold only a comment or nothing (type
@@ -47,18 +33,33 @@ export function compactModule(source: string): string {
 
 const read = (name: string) => readFileSync(new URL(name, import.meta.url), "utf8");
 
+/** The body, made on first use and kept. */
+function once(make: () => string | Promise<string>): () => Promise<string> {
+  let body: Promise<string> | undefined;
+  return () => {
+    body ??= Promise.resolve(make()).catch((error: unknown) => {
+      // A body that could not be made is made again by the next request.
+      body = undefined;
+      throw error;
+    });
+    return body;
+  };
+}
+
 /**
  * What the pages load besides themselves, by path: the page's script, the answer rules it shares
- * with the intake (the very file the server runs, types stripped), and the icon.
+ * with the intake (the very file the server runs, types stripped, on first request), and the icon.
  */
-export const PAGE_ASSETS: Record<string, { operationId: string; body: string }> = {
+export const PAGE_ASSETS: Record<string, { operationId: string; body: () => Promise<string> }> = {
   [FORM_SCRIPT_PATH]: {
     operationId: "hostedFormScript",
-    body: compactModule(read("./assets/form.js")),
+    body: once(() => compactModule(read("./assets/form.js"))),
   },
   [ANSWER_RULES_PATH]: {
     operationId: "hostedFormRules",
-    body: compactModule(stripQuietly(read("../fields/answer-rules.ts"))),
+    body: once(async () =>
+      compactModule(await stripTypesInThread(read("../fields/answer-rules.ts"))),
+    ),
   },
-  [ICON_PATH]: { operationId: "pagesIcon", body: read("./assets/icon.svg") },
+  [ICON_PATH]: { operationId: "pagesIcon", body: once(() => read("./assets/icon.svg")) },
 };

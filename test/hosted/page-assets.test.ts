@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { test } from "node:test";
+import { promisify } from "node:util";
 import * as serverRules from "../../src/fields/answer-rules.ts";
 import { ANSWER_RULES_PATH, compactModule, PAGE_ASSETS } from "../../src/hosted/page-assets.ts";
 import { field, SAMPLE_FIELDS, showWhen } from "./sample-form.ts";
@@ -9,7 +14,7 @@ const fields = SAMPLE_FIELDS as unknown as serverRules.HostedField[];
 
 /** The rules module as the page loads it, imported from its served text. */
 async function servedRules(): Promise<Rules> {
-  const body = PAGE_ASSETS[ANSWER_RULES_PATH]?.body ?? "";
+  const body = (await PAGE_ASSETS[ANSWER_RULES_PATH]?.body()) ?? "";
   return import(`data:text/javascript,${encodeURIComponent(body)}`);
 }
 
@@ -98,4 +103,37 @@ test("compactModule drops comment and blank lines and indentation, never a line 
       "",
     ].join("\n"),
   );
+});
+
+/**
+ * A process that imports the pages' modules and serves each once, then prints the bytes served
+ * and whether its own thread loaded Node's type stripper (its internal module list names it).
+ */
+const SERVE_ASSETS = `
+const { PAGE_ASSETS } = await import(${JSON.stringify(new URL("../../src/hosted/page-assets.ts", import.meta.url).href)});
+let bytes = 0;
+for (const asset of Object.values(PAGE_ASSETS)) bytes += (await asset.body()).length;
+const stripper = process.moduleLoadList.some((name) => name.includes("amaro"));
+process.stdout.write(JSON.stringify({ bytes, stripper }));
+`;
+
+test("with Node's compile cache filled, serving the pages' modules leaves the type stripper out of the server's thread", async () => {
+  const cache = await mkdtemp(path.join(tmpdir(), "formdeck-compile-cache-"));
+  try {
+    const serve = async () => {
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ["--input-type=module", "-e", SERVE_ASSETS],
+        { env: { ...process.env, NODE_COMPILE_CACHE: cache } },
+      );
+      return JSON.parse(stdout) as { bytes: number; stripper: boolean };
+    };
+    let bytes = 0;
+    for (const asset of Object.values(PAGE_ASSETS)) bytes += (await asset.body()).length;
+    // The first process strips our modules' types to fill the cache; the next finds them there.
+    assert.deepEqual(await serve(), { bytes, stripper: true });
+    assert.deepEqual(await serve(), { bytes, stripper: false });
+  } finally {
+    await rm(cache, { recursive: true, force: true });
+  }
 });
