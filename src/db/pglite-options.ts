@@ -4,10 +4,12 @@ import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 /**
  * Memory (docs/performance.md, "Embedded store memory"). PostgreSQL's default 128 MB of shared
  * buffers cost about 100 MB of resident memory once the store is used; an embedded store is small
- * and the operating system caches its files anyway: 16 MB. A new store's initdb (pglite-initdb.ts)
- * gets the same shared buffers, and WAL segments of 1 MB instead of 16.
+ * and the operating system caches its files anyway: 8 MB (16 until 2026-11-29, which cost 8 to
+ * 12 MB more at the embedded bench's peak for as many lists, searches and creates a second). A new
+ * store's initdb (pglite-initdb.ts) gets the same shared buffers, and WAL segments of 1 MB
+ * instead of 16.
  */
-const SHARED_BUFFERS = ["-c", "shared_buffers=16MB"];
+const SHARED_BUFFERS = ["-c", "shared_buffers=8MB"];
 
 /**
  * ANALYZE keeps a sample of 300 rows per unit of statistics target in memory, whole rows: at

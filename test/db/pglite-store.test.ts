@@ -133,17 +133,17 @@ test("the embedded store analyzes its tables once enough writes changed them, as
   }
 });
 
-test("the embedded store runs with its memory settings: 16 MB of shared buffers, a statistics target of 10", async () => {
+test("the embedded store runs with its memory settings: 8 MB of shared buffers, a statistics target of 10", async () => {
   const db = await openPgliteThread(null, 5_000);
   try {
     const settings = await db.query<{ name: string; setting: string; unit: string | null }>(
       `SELECT name, setting, unit FROM pg_settings
         WHERE name IN ('shared_buffers', 'default_statistics_target') ORDER BY name`,
     );
-    // shared_buffers counts 8 kB blocks: 2,048 of them are 16 MB.
+    // shared_buffers counts 8 kB blocks: 1,024 of them are 8 MB.
     assert.deepEqual(settings, [
       { name: "default_statistics_target", setting: "10", unit: null },
-      { name: "shared_buffers", setting: "2048", unit: "8kB" },
+      { name: "shared_buffers", setting: "1024", unit: "8kB" },
     ]);
   } finally {
     await db.close();
