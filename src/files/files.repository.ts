@@ -29,26 +29,14 @@ export const fileEntries = (files: readonly ReceivedFile[]): FileEntry[] =>
 
 /**
  * Stores the files, each as its slices, in order: only one slice is read into memory at once.
- * PostgreSQL takes a slice as a binary parameter, as it is (a third less to send than base64 and
- * nothing to decode: a 1 MB slice in 6 ms instead of 10); the embedded store as base64 text,
- * which it decodes faster than it parses bytea's hex text (26 ms a slice against 35).
+ * Both stores take a slice as a binary parameter, as it is: a third less to send than base64 and
+ * nothing to decode (on PostgreSQL a 1 MB slice in 6 ms instead of 10).
  */
 export async function insertSubmissionFiles(
   db: Queryable,
   submissionId: string,
   files: readonly ReceivedFile[],
 ) {
-  const [insertSlice, asParameter] =
-    db.kind === "postgres"
-      ? [
-          `INSERT INTO submission_file_chunks (file_id, seq, content) VALUES ($1, $2, $3)`,
-          (slice: Buffer) => slice,
-        ]
-      : [
-          `INSERT INTO submission_file_chunks (file_id, seq, content)
-           VALUES ($1, $2, decode($3, 'base64'))`,
-          (slice: Buffer) => slice.toString("base64"),
-        ];
   for (const file of files) {
     await db.query(
       `INSERT INTO submission_files (id, submission_id, type, name, size)
@@ -57,7 +45,10 @@ export async function insertSubmissionFiles(
     );
     let seq = 0;
     for await (const slice of file.slices(FILE_SLICE_BYTES)) {
-      await db.query(insertSlice, [file.id, seq++, asParameter(slice as Buffer)]);
+      await db.query(
+        `INSERT INTO submission_file_chunks (file_id, seq, content) VALUES ($1, $2, $3)`,
+        [file.id, seq++, slice],
+      );
     }
   }
 }

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { rm } from "node:fs/promises";
 import { test } from "node:test";
+import { types } from "@electric-sql/pglite";
 import { isStoreUnreachable, openDatabase } from "../../src/db/database.ts";
+import { PGLITE_OPTIONS } from "../../src/db/pglite-options.ts";
 import { openPgliteThread } from "../../src/db/pglite-store.ts";
 import { tempDataDir } from "../server/server-process.ts";
 
@@ -144,6 +146,26 @@ test("the embedded store runs with its memory settings: 8 MB of shared buffers, 
     assert.deepEqual(settings, [
       { name: "default_statistics_target", setting: "10", unit: null },
       { name: "shared_buffers", setting: "1024", unit: "8kB" },
+    ]);
+  } finally {
+    await db.close();
+  }
+});
+
+test("the embedded store takes a bytea parameter as bytes, every byte value kept, and a text one as text", async () => {
+  // PGlite's own serializer would spell the bytes out as hex text first.
+  const bytes = Buffer.from(Array.from({ length: 256 }, (_, value) => value));
+  assert.equal(PGLITE_OPTIONS.serializers?.[types.BYTEA]?.(bytes), bytes);
+  const db = await openPgliteThread(null, 5_000);
+  try {
+    await db.query("CREATE TABLE blobs (id int PRIMARY KEY, content bytea NOT NULL)");
+    await db.query("INSERT INTO blobs VALUES (1, $1), (2, $2)", [bytes, "\\x00ff"]);
+    const rows = await db.query<{ id: number; hex: string }>(
+      "SELECT id, encode(content, 'hex') AS hex FROM blobs ORDER BY id",
+    );
+    assert.deepEqual(rows, [
+      { id: 1, hex: bytes.toString("hex") },
+      { id: 2, hex: "00ff" },
     ]);
   } finally {
     await db.close();
