@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Database, NotificationHandlers, QueryOptions } from "./database.ts";
 import type { ThreadReply, ThreadRequest } from "./pglite-protocol.ts";
-import { startWorkerWithSemiSpace } from "./worker-young-generation.ts";
+import { startWorkerWithHeapFlags } from "./worker-heap-flags.ts";
 
 /**
  * PGlite sends a Date as `toISOString()`, which writes a year past 9999 as `+010000`, a form
@@ -92,9 +92,10 @@ export async function openPgliteThread(
   statementTimeoutMs: number,
 ): Promise<Database> {
   if (dataDir && !(await storeExists(dataDir))) await createPgliteStore(dataDir);
-  const worker = startWorkerWithSemiSpace(
+  // The thread collects its young generation itself after a statement that carried bytes.
+  const worker = startWorkerWithHeapFlags(
     new URL("./pglite-thread.ts", import.meta.url),
-    STORE_THREAD_SEMI_SPACE_MB,
+    { semiSpaceMb: STORE_THREAD_SEMI_SPACE_MB, exposeGc: true },
     { workerData: { dataDir } },
   );
   const pending = new Map<number, Pending>();

@@ -4,9 +4,9 @@
 import { mkdir } from "node:fs/promises";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
-import { exposedCollector } from "./collect-garbage.ts";
 import { PGLITE_OPTIONS } from "./pglite-options.ts";
 import type { ThreadReply, ThreadRequest } from "./pglite-protocol.ts";
+import type { Collect } from "./worker-heap-flags.ts";
 
 const port = parentPort;
 if (!port) throw new Error("pglite-thread.ts runs as a worker thread");
@@ -79,7 +79,8 @@ function countWrite(sql: string) {
   });
 }
 
-const collect = exposedCollector();
+// pglite-store.ts starts this thread with V8's `gc` in its global scope.
+const collect = (globalThis as unknown as { gc: Collect }).gc;
 let collecting = false;
 
 /**

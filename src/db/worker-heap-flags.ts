@@ -18,24 +18,31 @@ export function processSemiSpaceMb(
   return value;
 }
 
+/** V8's `gc`, as a context made while `--expose-gc` is set has it. */
+export type Collect = (options: { type: "minor" | "major"; execution: "sync" | "async" }) => void;
+
 /**
- * Starts a worker thread whose young generation's semi-spaces are at most `semiSpaceMb`. Node's
- * `resourceLimits.maxYoungGenerationSizeMb` cannot: V8 applies the process's
- * `--max-semi-space-size` (which `npm start` gives) over it. V8 reads the flag when a thread's heap
- * is made, so the flag is set for the new thread and put back once that thread runs. Heaps made
- * before keep their size, this thread's included.
+ * Starts a worker thread whose young generation's semi-spaces are at most `semiSpaceMb` and, with
+ * `exposeGc`, whose global scope has V8's `gc`. Node's `resourceLimits.maxYoungGenerationSizeMb`
+ * cannot do the first: V8 applies the process's `--max-semi-space-size` (which `npm start` gives)
+ * over it; and a worker takes no V8 flags of its own. V8 reads both flags when a thread's heap and
+ * context are made, so they are set for the new thread and put back once that thread runs, from
+ * this thread: V8's flags are the process's, and no other thread writes them. Heaps and contexts
+ * made before keep what they had.
  */
-export function startWorkerWithSemiSpace(
+export function startWorkerWithHeapFlags(
   url: URL,
-  semiSpaceMb: number,
+  flags: { semiSpaceMb: number; exposeGc: boolean },
   options: WorkerOptions,
 ): Worker {
-  v8.setFlagsFromString(`--max-semi-space-size=${semiSpaceMb}`);
+  v8.setFlagsFromString(`--max-semi-space-size=${flags.semiSpaceMb}`);
+  if (flags.exposeGc) v8.setFlagsFromString("--expose-gc");
   let restored = false;
   const restore = () => {
     if (restored) return;
     restored = true;
     v8.setFlagsFromString(`--max-semi-space-size=${processSemiSpaceMb()}`);
+    if (flags.exposeGc) v8.setFlagsFromString("--no-expose-gc");
   };
   try {
     const worker = new Worker(url, options);
