@@ -33,12 +33,14 @@ export function compactModule(source: string): string {
 
 const read = (name: string) => readFileSync(new URL(name, import.meta.url), "utf8");
 
-/** The body, made on first use and kept. */
-function once(make: () => string | Promise<string>): () => Promise<string> {
+/** A body read at start, as the server always had it. */
+const ready = (body: string) => () => Promise.resolve(body);
+
+/** A body made on first use and kept; one that could not be made is made again next time. */
+function once(make: () => Promise<string>): () => Promise<string> {
   let body: Promise<string> | undefined;
   return () => {
-    body ??= Promise.resolve(make()).catch((error: unknown) => {
-      // A body that could not be made is made again by the next request.
+    body ??= make().catch((error: unknown) => {
       body = undefined;
       throw error;
     });
@@ -53,7 +55,7 @@ function once(make: () => string | Promise<string>): () => Promise<string> {
 export const PAGE_ASSETS: Record<string, { operationId: string; body: () => Promise<string> }> = {
   [FORM_SCRIPT_PATH]: {
     operationId: "hostedFormScript",
-    body: once(() => compactModule(read("./assets/form.js"))),
+    body: ready(compactModule(read("./assets/form.js"))),
   },
   [ANSWER_RULES_PATH]: {
     operationId: "hostedFormRules",
@@ -61,5 +63,5 @@ export const PAGE_ASSETS: Record<string, { operationId: string; body: () => Prom
       compactModule(await stripTypesInThread(read("../fields/answer-rules.ts"))),
     ),
   },
-  [ICON_PATH]: { operationId: "pagesIcon", body: once(() => read("./assets/icon.svg")) },
+  [ICON_PATH]: { operationId: "pagesIcon", body: ready(read("./assets/icon.svg")) },
 };
