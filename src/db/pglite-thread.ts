@@ -88,7 +88,7 @@ let collecting = false;
  * that crossed from the main thread, and PGlite's copies as it builds the protocol message. Their
  * memory is outside V8's heap, which V8 collects only once 64 MB of it have piled up, so a burst
  * of uploads held that much dead; a young-generation collection after such a statement frees it
- * for a millisecond or so.
+ * for a millisecond or so (not while V8 is marking the whole heap on its own: that frees it later).
  */
 function collectBytesSoon() {
   if (collecting) return;
