@@ -254,7 +254,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       1_048_576,
       17_179_869_184,
     ),
-    uploadRateWhileBusy: integer(env, "UPLOAD_RATE_WHILE_BUSY", 16_000_000, 0, 10_000_000_000),
+    uploadRateWhileBusy: integer(env, "UPLOAD_RATE_WHILE_BUSY", 8_000_000, 0, 10_000_000_000),
     publicUrl: httpUrl(env, "PUBLIC_URL", `http://localhost:${port}`).replace(/\/+$/, ""),
   });
 }

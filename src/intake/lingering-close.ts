@@ -20,12 +20,14 @@ export function drainRequest(raw: IncomingMessage, { maxBytes, maxMs, pace }: Dr
   if (raw.complete || raw.destroyed) return Promise.resolve(raw.complete);
   return new Promise<boolean>((resolve) => {
     let bytes = 0;
-    let paced: NodeJS.Timeout | undefined;
+    const reader = pace.drainReader();
+    let cancelWait: (() => void) | null = null;
     // The client's time runs out, not ours: each of the pace's waits moves the deadline.
     let deadline = performance.now() + maxMs;
     const finish = (drained: boolean) => {
       clearTimeout(timer);
-      clearTimeout(paced);
+      cancelWait?.();
+      reader.done();
       raw.off("data", discard);
       raw.off("end", ended);
       raw.off("close", closed);
@@ -38,20 +40,24 @@ export function drainRequest(raw: IncomingMessage, { maxBytes, maxMs, pace }: Dr
         finish(false);
         return;
       }
-      const delay = pace.delayAfter(chunk.length);
-      if (delay > 0) {
-        deadline += delay;
-        raw.pause();
-        paced = setTimeout(() => raw.resume(), delay);
-      }
+      cancelWait?.();
+      const waitStarted = performance.now();
+      cancelWait = reader.waitAfter(chunk.length, () => {
+        cancelWait = null;
+        deadline += performance.now() - waitStarted;
+        raw.resume();
+      });
+      if (cancelWait) raw.pause();
     };
     const ended = () => finish(true);
     const closed = () => finish(raw.complete);
     let timer: NodeJS.Timeout;
     const expireAtDeadline = () => {
       const left = deadline - performance.now();
-      if (left <= 0) finish(false);
-      else timer = setTimeout(expireAtDeadline, left);
+      if (left > 0) timer = setTimeout(expireAtDeadline, left);
+      // A wait of the pace moves the deadline once it ends.
+      else if (cancelWait) timer = setTimeout(expireAtDeadline, 100);
+      else finish(false);
     };
     timer = setTimeout(expireAtDeadline, maxMs);
     raw.on("data", discard);

@@ -3,7 +3,7 @@ import { createWriteStream } from "node:fs";
 import { type Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Busboy, type BusboyInstance } from "@fastify/busboy";
-import type { UploadPace } from "../files/upload-pace.ts";
+import type { UploadTurn } from "../files/upload-pace.ts";
 import { AppError, invalid } from "../http/errors.ts";
 import {
   decodeUtf8,
@@ -58,7 +58,8 @@ const fileTooLarge = (field: string, limit: number) =>
  * Reads a multipart body from `source` as it arrives. Fields are collected; each file part is
  * written to a file of its own as it arrives (at most `maxFileBytes`), never held whole in memory,
  * and handed to `handlers.keep`; the next file is not read before that resolves, and the parser,
- * its next file unread, stops reading the body meanwhile, as it does while `pace` says to wait.
+ * its next file unread, stops reading the body meanwhile, as it does while `turn` says to wait;
+ * once the body is read, the next upload's turn comes.
  * The first refusal stops the reading (the caller drains or closes what is left).
  */
 export function readMultipart<F>(
@@ -66,7 +67,7 @@ export function readMultipart<F>(
   contentType: string,
   limits: MultipartLimits,
   handlers: FileHandlers<F>,
-  pace: UploadPace,
+  turn: UploadTurn,
 ): Promise<{ fields: SubmittedFields; files: F[] }> {
   return new Promise((resolve, reject) => {
     const collector = new FieldCollector();
@@ -116,13 +117,12 @@ export function readMultipart<F>(
         hold();
         parser.once("drain", release);
       }
-      const delay = pace.delayAfter(chunk.length);
-      if (delay > 0) {
-        hold();
-        setTimeout(release, delay);
-      }
+      if (turn.waitAfter(chunk.length, release)) hold();
     };
-    const ended = () => parser.end();
+    const ended = () => {
+      turn.bodyRead();
+      parser.end();
+    };
     // The client went away mid-body: nothing of it is kept.
     const closed = () => {
       if (!(source as Readable & { complete?: boolean }).complete) {
@@ -130,6 +130,7 @@ export function readMultipart<F>(
       }
     };
     const detach = () => {
+      turn.bodyRead();
       source.off("data", write);
       source.off("end", ended);
       source.off("close", closed);

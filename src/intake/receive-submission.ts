@@ -4,7 +4,7 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/database.ts";
 import type { FileLinks } from "../files/file-links.ts";
 import type { UploadBudget } from "../files/upload-budget.ts";
-import type { UploadPace } from "../files/upload-pace.ts";
+import type { UploadPace, UploadTurn } from "../files/upload-pace.ts";
 import { type ReceivedFile, receiveFile, UploadSpool } from "../files/uploads.ts";
 import { settingsWithDefaults } from "../forms/form-defaults.ts";
 import { AppError, invalid } from "../http/errors.ts";
@@ -65,7 +65,7 @@ export interface UploadRules {
 /** What a request holds until it is answered: bytes of the budget, and its count as an upload. */
 interface Held {
   bytes: number;
-  upload: (() => void) | null;
+  upload: UploadTurn | null;
 }
 
 interface ReadBody {
@@ -86,7 +86,8 @@ async function readMultipartBody(
   held: Held,
 ): Promise<ReadBody> {
   const { config, budget, pace } = uploads;
-  held.upload = pace.countUpload();
+  const turn = pace.countUpload();
+  held.upload = turn;
   const declared = Number(request.headers["content-length"]);
   const perFile = Number.isSafeInteger(declared)
     ? Math.min(declared, config.uploadMaxFileBytes)
@@ -109,7 +110,7 @@ async function readMultipartBody(
       newFile: () => spool.newFile(),
       keep: (arrived) => receiveFile(arrived, compress),
     },
-    pace,
+    turn,
   );
 }
 
@@ -201,7 +202,7 @@ export async function receiveSubmission(
     return await acceptSubmission(db, intake, received, body);
   } finally {
     received.uploads.budget.release(held.bytes);
-    held.upload?.();
+    held.upload?.done();
     await spool.dispose();
   }
 }

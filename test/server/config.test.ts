@@ -47,7 +47,7 @@ test("defaults: embedded store under ./data, port 3000, 600 requests a minute", 
     uploadMaxFileBytes: 10_485_760,
     uploadMaxTotalBytes: 26_214_400,
     uploadMaxInFlightBytes: 104_857_600,
-    uploadRateWhileBusy: 16_000_000,
+    uploadRateWhileBusy: 8_000_000,
     publicUrl: "http://localhost:3000",
   });
 });
