@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import net from "node:net";
 import { after, before, test } from "node:test";
-import { UploadPace } from "../../src/files/upload-pace.ts";
+import { type PacedReader, UploadPace } from "../../src/files/upload-pace.ts";
 import { drainRequest } from "../../src/intake/lingering-close.ts";
 import { spareCapacity } from "../../src/jobs/spare-capacity.ts";
 import { sleep } from "../forms/form-fixtures.ts";
@@ -60,6 +60,22 @@ function waited(start: (resume: () => void) => (() => void) | null) {
   });
 }
 
+/** Reads `chunk` bytes at a time as fast as `reader`'s waits let it, until the returned call. */
+function keepReading(reader: PacedReader, chunk: number) {
+  let stopped = false;
+  let read = 0;
+  const next = () => {
+    if (stopped) return;
+    read += chunk;
+    if (!reader.waitAfter(chunk, next)) setImmediate(next);
+  };
+  next();
+  return () => {
+    stopped = true;
+    return read;
+  };
+}
+
 test("while paced, the first upload reads at the rate and the next waits until its body is read", async () => {
   const pace = new UploadPace(1_000_000, () => 3);
   const first = pace.countUpload();
@@ -70,22 +86,16 @@ test("while paced, the first upload reads at the rate and the next waits until i
   );
   // The second has read a chunk: it waits, however much allowance is left, while the first reads.
   const secondWait = waited((resume) => second.waitAfter(10_000, resume));
-  let firstRead = 0;
-  const reading = setInterval(() => {
-    firstRead += 30_000;
-    first.waitAfter(30_000, () => {});
-  }, 30);
+  const stopReading = keepReading(first, 30_000);
   await sleep(400);
-  clearInterval(reading);
+  const firstRead = stopReading();
   first.bodyRead();
   const secondWaited = await secondWait;
   assert.ok(firstRead >= 300_000, `the first read ${firstRead} bytes`);
-  // Its turn came once the first's body was read, with the allowance refilled.
+  // Its turn came once the first's body was read; it now reads at the rate, 50 kB in 50 ms.
   assert.ok(secondWaited >= 400 && secondWaited < 700, `the second waited ${secondWaited} ms`);
-  assert.equal(
-    second.waitAfter(50_000, () => {}),
-    null,
-  );
+  const delay = pace.delayAfter(50_000, second);
+  assert.ok(delay > 0 && delay < 100, `then waits ${delay} ms for 50 kB`);
   first.done();
   second.done();
 });
@@ -111,9 +121,9 @@ test("a body drained after its answer reads after the uploads, a chunk a second 
     null,
   );
   const drainWait = waited((resume) => drain.waitAfter(10_000, resume));
-  const reading = setInterval(() => upload.waitAfter(30_000, () => {}), 30);
+  const stopReading = keepReading(upload, 30_000);
   const drained = await drainWait;
-  clearInterval(reading);
+  stopReading();
   assert.ok(drained >= 950 && drained < 1_300, `the drain waited ${drained} ms`);
   upload.done();
   drain.done();
@@ -128,9 +138,9 @@ test("the drained bodies together read a chunk a second while the uploads read",
     null,
   );
   const waits = drains.map((drain) => waited((resume) => drain.waitAfter(10_000, resume)));
-  const reading = setInterval(() => upload.waitAfter(30_000, () => {}), 30);
+  const stopReading = keepReading(upload, 30_000);
   const [first, second] = (await Promise.all(waits)).toSorted((a, b) => a - b);
-  clearInterval(reading);
+  stopReading();
   assert.ok(first !== undefined && first >= 950 && first < 1_300, `one waited ${first} ms`);
   assert.ok(second !== undefined && second >= 1_950 && second < 2_400, `the other ${second} ms`);
   upload.done();
