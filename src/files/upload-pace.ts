@@ -21,14 +21,14 @@ export interface PacedReader {
    * and calls `resume` once it may read again; null when it may go on at once.
    */
   waitAfter(bytes: number, resume: () => void): (() => void) | null;
-  /** Done with: it reads no more (for an upload, answered: no longer counted). */
-  done(): void;
 }
 
 /** An upload's reader, counted as an upload from its start until it is answered. */
 export interface UploadTurn extends PacedReader {
-  /** Its body is read: the next reader's turn to read first. */
+  /** Its body is read: the next upload's turn to read first. */
   bodyRead(): void;
+  /** Answered: no longer counted. */
+  done(): void;
 }
 
 /**
@@ -57,15 +57,16 @@ export class UploadPace {
   private readonly burstBytes: number;
   private allowance: number;
   private refilledAt = performance.now();
-  private uploads = 0;
   private busyUntil = 0;
   /** The uploads still reading their bodies, in the order they started. */
   private readonly reading = new Set<UploadTurn>();
-  /** When each upload last read out of its turn, or started. */
-  private readonly lastReadAt = new Map<PacedReader, number>();
+  /**
+   * Each upload counted, until answered: when it last read out of its turn, or started. A reader
+   * not in it is a drained body's.
+   */
+  private readonly uploadReadAt = new Map<PacedReader, number>();
   /** When a drained body last read out of its turn. */
   private drainReadAt = performance.now();
-  private readonly drains = new Set<PacedReader>();
 
   /**
    * `bytesPerSecond` 0: never paced. `requestsInFlight`: the instance's, uploads included (see
@@ -80,20 +81,16 @@ export class UploadPace {
 
   /** Counts a request as an upload, not one that uploads yield to, until its `done`. */
   countUpload(): UploadTurn {
-    this.uploads++;
-    let counted = true;
     const turn: UploadTurn = {
       waitAfter: (bytes, resume) => this.waitAfter(bytes, turn, resume),
       bodyRead: () => this.reading.delete(turn),
       done: () => {
         this.reading.delete(turn);
-        this.lastReadAt.delete(turn);
-        if (counted) this.uploads--;
-        counted = false;
+        this.uploadReadAt.delete(turn);
       },
     };
     this.reading.add(turn);
-    this.lastReadAt.set(turn, performance.now());
+    this.uploadReadAt.set(turn, performance.now());
     return turn;
   }
 
@@ -101,9 +98,7 @@ export class UploadPace {
   drainReader(): PacedReader {
     const reader: PacedReader = {
       waitAfter: (bytes, resume) => this.waitAfter(bytes, reader, resume),
-      done: () => this.drains.delete(reader),
     };
-    this.drains.add(reader);
     return reader;
   }
 
@@ -111,7 +106,7 @@ export class UploadPace {
   delayAfter(bytes: number, reader: PacedReader): number {
     if (this.bytesPerSecond === 0) return 0;
     const now = performance.now();
-    if (this.requestsInFlight() > this.uploads) this.busyUntil = now + BUSY_AFTER_MS;
+    if (this.requestsInFlight() > this.uploadReadAt.size) this.busyUntil = now + BUSY_AFTER_MS;
     const refill = ((now - this.refilledAt) * this.bytesPerSecond) / 1000;
     this.allowance = Math.min(this.burstBytes, this.allowance + refill) - bytes;
     this.refilledAt = now;
@@ -125,12 +120,12 @@ export class UploadPace {
       return this.allowance >= 0 ? 0 : (-this.allowance / this.bytesPerSecond) * 1000;
     }
     // Not its turn: it reads what the first leaves, a full allowance, or a chunk once in a while.
-    const drain = this.drains.has(reader);
-    const lastRead = (drain ? this.drainReadAt : this.lastReadAt.get(reader)) ?? now;
+    const uploadReadAt = this.uploadReadAt.get(reader);
+    const lastRead = uploadReadAt ?? this.drainReadAt;
     if (this.allowance >= this.burstBytes) return 0;
     if (now - lastRead >= TURN_PATIENCE_MS) {
-      if (drain) this.drainReadAt = now;
-      else this.lastReadAt.set(reader, now);
+      if (uploadReadAt === undefined) this.drainReadAt = now;
+      else this.uploadReadAt.set(reader, now);
       return 0;
     }
     const refilled = ((this.burstBytes - this.allowance) / this.bytesPerSecond) * 1000;

@@ -27,7 +27,6 @@ export function drainRequest(raw: IncomingMessage, { maxBytes, maxMs, pace }: Dr
     const finish = (drained: boolean) => {
       clearTimeout(timer);
       cancelWait?.();
-      reader.done();
       raw.off("data", discard);
       raw.off("end", ended);
       raw.off("close", closed);

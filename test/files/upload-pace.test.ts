@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import net from "node:net";
 import { after, before, test } from "node:test";
-import { type PacedReader, UploadPace } from "../../src/files/upload-pace.ts";
+import { type PacedReader, UploadPace, type UploadTurn } from "../../src/files/upload-pace.ts";
 import { drainRequest } from "../../src/intake/lingering-close.ts";
 import { spareCapacity } from "../../src/jobs/spare-capacity.ts";
 import { sleep } from "../forms/form-fixtures.ts";
@@ -109,42 +109,39 @@ test("a reader whose turn has not come reads what the first leaves when it does 
   const drained = await waited((resume) => drain.waitAfter(10_000, resume));
   assert.ok(drained >= 90 && drained < 300, `the drain waited ${drained} ms`);
   first.done();
-  drain.done();
 });
 
-test("a body drained after its answer reads after the uploads, a chunk a second while they read", async () => {
-  const pace = new UploadPace(1_000_000, () => 3);
-  const drain = pace.drainReader();
-  const upload = pace.countUpload();
-  assert.equal(
-    upload.waitAfter(60_000, () => {}),
-    null,
-  );
-  const drainWait = waited((resume) => drain.waitAfter(10_000, resume));
-  const stopReading = keepReading(upload, 30_000);
-  const drained = await drainWait;
-  stopReading();
-  assert.ok(drained >= 950 && drained < 1_300, `the drain waited ${drained} ms`);
-  upload.done();
-  drain.done();
-});
-
-test("the drained bodies together read a chunk a second while the uploads read", async () => {
-  const pace = new UploadPace(1_000_000, () => 3);
-  const upload = pace.countUpload();
-  const drains = [pace.drainReader(), pace.drainReader()];
+/**
+ * The milliseconds each drained body waits, shortest first, to read 10 kB while `upload` keeps
+ * reading at the rate.
+ */
+async function drainWaitsBeside(upload: UploadTurn, drains: PacedReader[]) {
   assert.equal(
     upload.waitAfter(60_000, () => {}),
     null,
   );
   const waits = drains.map((drain) => waited((resume) => drain.waitAfter(10_000, resume)));
   const stopReading = keepReading(upload, 30_000);
-  const [first, second] = (await Promise.all(waits)).toSorted((a, b) => a - b);
+  const sorted = (await Promise.all(waits)).toSorted((a, b) => a - b);
   stopReading();
+  upload.done();
+  return sorted;
+}
+
+test("a body drained after its answer reads after the uploads, a chunk a second while they read", async () => {
+  const pace = new UploadPace(1_000_000, () => 3);
+  // Drained before the upload started: it still comes after it.
+  const drain = pace.drainReader();
+  const [drained] = await drainWaitsBeside(pace.countUpload(), [drain]);
+  assert.ok(drained !== undefined && drained >= 950 && drained < 1_300, `waited ${drained} ms`);
+});
+
+test("the drained bodies together read a chunk a second while the uploads read", async () => {
+  const pace = new UploadPace(1_000_000, () => 3);
+  const upload = pace.countUpload();
+  const [first, second] = await drainWaitsBeside(upload, [pace.drainReader(), pace.drainReader()]);
   assert.ok(first !== undefined && first >= 950 && first < 1_300, `one waited ${first} ms`);
   assert.ok(second !== undefined && second >= 1_950 && second < 2_400, `the other ${second} ms`);
-  upload.done();
-  for (const drain of drains) drain.done();
 });
 
 test("a drained body paced past its time bound is still read to its end: the bound is the client's", async () => {
