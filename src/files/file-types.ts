@@ -1,5 +1,5 @@
-import { createReadStream } from "node:fs";
 import { fileTypeFromFile } from "file-type";
+import { diskSlices } from "./disk-slices.ts";
 import { extensionOf } from "./file-names.ts";
 
 /** The types a submission may carry, as detected; images are those sharp can read. */
@@ -38,6 +38,9 @@ const BY_MAGIC: Record<string, AcceptedType> = {
 /** How much of an svg's text decides its root element: the prolog before it must fit. */
 const SVG_HEAD_CHARACTERS = 1024 * 1024;
 
+/** How much of a text file is read at once to check that it is UTF-8. */
+const TEXT_SLICE_BYTES = 64 * 1024;
+
 /**
  * The file's text when it is all valid UTF-8, read as it streams: only its first
  * `keepCharacters` are kept (what an svg's root is judged on), so that checking a large text
@@ -47,8 +50,8 @@ async function utf8Head(file: string, keepCharacters: number): Promise<string | 
   const decoder = new TextDecoder("utf-8", { fatal: true });
   let head = "";
   try {
-    for await (const chunk of createReadStream(file)) {
-      const text = decoder.decode(chunk as Buffer, { stream: true });
+    for await (const chunk of diskSlices(file, TEXT_SLICE_BYTES)) {
+      const text = decoder.decode(chunk, { stream: true });
       if (head.length < keepCharacters) head += text.slice(0, keepCharacters - head.length);
     }
     decoder.decode();

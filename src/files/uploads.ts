@@ -1,4 +1,3 @@
-import { createReadStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -6,6 +5,7 @@ import { invalid } from "../http/errors.ts";
 import { newId } from "../ids.ts";
 import type { SubmittedFile } from "../intake/intake-body.ts";
 import type { ArrivedFile } from "../intake/multipart-body.ts";
+import { diskSlices } from "./disk-slices.ts";
 import { cleanFileName } from "./file-names.ts";
 import { ACCEPTED_TYPES, detectFileType, RASTER_IMAGES } from "./file-types.ts";
 import { COMPRESSIBLE, declaredPixels, MAX_IMAGE_PIXELS, reencodeImage } from "./images.ts";
@@ -17,7 +17,8 @@ export interface ReceivedFile extends SubmittedFile {
   digest: string;
   /**
    * The content as it will be stored, read from disk when the submission is, in slices of at
-   * most `sliceBytes`: storing a file holds one slice in memory, not the file.
+   * most `sliceBytes`: storing a file holds one slice in memory, not the file. The slices share
+   * one buffer: each is valid until the next is asked for.
    */
   slices(sliceBytes: number): AsyncIterable<Buffer>;
 }
@@ -93,6 +94,6 @@ export async function receiveFile(
     type: checked.type,
     size: checked.size,
     digest: arrived.digest,
-    slices: (sliceBytes) => createReadStream(checked.path, { highWaterMark: sliceBytes }),
+    slices: (sliceBytes) => diskSlices(checked.path, sliceBytes),
   };
 }
