@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { FastifyReply } from "fastify";
+import { bodyGarbage } from "../files/body-garbage.ts";
 import type { UploadPace } from "../files/upload-pace.ts";
 
 /** How much of a body answered early is read, for how long, and how fast. */
@@ -35,6 +36,7 @@ export function drainRequest(raw: IncomingMessage, { maxBytes, maxMs, pace }: Dr
     };
     const discard = (chunk: Buffer) => {
       bytes += chunk.length;
+      bodyGarbage.read(chunk.length);
       if (bytes > maxBytes) {
         finish(false);
         return;

@@ -3,6 +3,7 @@ import { createWriteStream } from "node:fs";
 import { type Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Busboy, type BusboyInstance } from "@fastify/busboy";
+import { bodyGarbage } from "../files/body-garbage.ts";
 import type { UploadTurn } from "../files/upload-pace.ts";
 import { AppError, invalid } from "../http/errors.ts";
 import {
@@ -106,6 +107,7 @@ export function readMultipart<F>(
     // Written by hand rather than piped: the sizes are checked once the parser has the chunk.
     const write = (chunk: Buffer) => {
       rawBytes += chunk.length;
+      bodyGarbage.read(chunk.length);
       const ready = parser.write(chunk);
       try {
         checkSizes();

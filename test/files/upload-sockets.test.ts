@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { after, before, test } from "node:test";
+import { BODY_BYTES_PER_COLLECTION, bodyGarbage } from "../../src/files/body-garbage.ts";
 import { sleep } from "../forms/form-fixtures.ts";
 import { buildTestApp, closeTestDatabase } from "../helpers.ts";
 import { newForm, storedSubmissions } from "../intake/intake-fixtures.ts";
@@ -102,6 +103,32 @@ async function within(ms: number, ready: () => boolean) {
   }
   return ready();
 }
+
+test("bodies read, drained or stored, are followed by collections of the young generation", async () => {
+  const closed = await newForm(built.app, { isClosed: true });
+  const open = await newForm(built.app);
+  const drained = multipartBytes([
+    {
+      name: "doc",
+      file: { name: "big.txt", content: Buffer.alloc(BODY_BYTES_PER_COLLECTION, "a") },
+    },
+  ]);
+  const before = bodyGarbage.collections;
+  const refused = await send(closed.id, drained);
+  assert.equal(statusOf(refused.answer), 403, refused.ending);
+  // The answer may come before the last of the body is read.
+  assert.ok(await within(5_000, () => bodyGarbage.collections >= before + 1), "drained: counted");
+  const stored = multipartBytes([
+    { name: "doc", file: { name: "big.txt", content: Buffer.alloc(9_000_000, "a") } },
+  ]);
+  const afterDrain = bodyGarbage.collections;
+  for (const _ of [1, 2]) {
+    const accepted = await send(open.id, stored);
+    assert.equal(statusOf(accepted.answer), 201, accepted.answer);
+  }
+  assert.ok(bodyGarbage.collections >= afterDrain + 1, "stored: counted");
+  assert.equal((await storedSubmissions(built.db, open.id)).length, 2);
+});
 
 test("an early answer goes out at once, while the body is still read; once read, the connection serves the next request", async () => {
   const closed = await newForm(built.app, { isClosed: true });
